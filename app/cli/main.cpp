@@ -1,0 +1,60 @@
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "app/cli/command_registry.h"
+#include "app/common/register_backends.h"
+#include "engine/common/error.h"
+#include "engine/common/progress.h"
+#include "p64/build_info.h"
+
+namespace p64::cli {
+
+std::vector<Command>& commands() {
+  static std::vector<Command> all;
+  return all;
+}
+
+namespace {
+int g_exit_code = 0;
+}
+void set_exit_code(int code) { g_exit_code = code; }
+int exit_code() { return g_exit_code; }
+
+}  // namespace p64::cli
+
+namespace {
+
+std::string version_text() {
+  std::string s = std::string("p64 ") + p64::build::version + " (git " + p64::build::git_revision + ")\nbackends: cpu";
+  if (p64::build::cuda) s += " cuda";
+  if (p64::build::vulkan) s += " vulkan";
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  p64::register_all_backends();
+  CLI::App app{"p64 — the P64 Lab command line: convert and inspect models, decode, measure, compare.", "p64"};
+  app.set_version_flag("--version", version_text());
+  app.require_subcommand(1);
+  app.get_formatter()->column_width(34);
+  auto& cmds = p64::cli::commands();
+  std::sort(cmds.begin(), cmds.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
+  for (const auto& c : cmds) c.add(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const p64::Cancelled&) {
+    std::cerr << "p64: cancelled\n";
+    return 130;
+  } catch (const std::exception& e) {
+    std::cerr << "p64: error: " << e.what() << "\n";
+    return 1;
+  }
+  return p64::cli::exit_code();
+}

@@ -1,0 +1,16 @@
+# Build facts for the passport: git revision, compiler, flags.
+execute_process(COMMAND git rev-parse --short=12 HEAD WORKING_DIRECTORY ${CMAKE_SOURCE_DIR}
+                OUTPUT_VARIABLE P64_GIT_REVISION OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+if(NOT P64_GIT_REVISION)
+  set(P64_GIT_REVISION "unknown")
+endif()
+string(TOUPPER "${CMAKE_BUILD_TYPE}" _bt)
+set(P64_BUILD_FLAGS "${CMAKE_CXX_FLAGS} ${CMAKE_CXX_FLAGS_${_bt}}")
+foreach(_o GUI CUDA VULKAN)
+  if(P64_${_o})
+    set(P64_${_o}_BOOL true)
+  else()
+    set(P64_${_o}_BOOL false)
+  endif()
+endforeach()
+configure_file(${CMAKE_SOURCE_DIR}/cmake/build_info.h.in ${CMAKE_BINARY_DIR}/generated/p64/build_info.h @ONLY)

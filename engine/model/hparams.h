@@ -1,0 +1,54 @@
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace p64 {
+
+// How RoPE pairs the elements of a head. GGUF `llama` files and llama2.c rotate adjacent
+// pairs (2i, 2i+1); Hugging Face checkpoints rotate halves (i, i + d/2) unless the importer
+// permuted Q/K rows the way llama.cpp's converter does. Our importers always permute, so a
+// loaded Model is Adjacent; Halves exists so a file can say what it holds.
+enum class RopeLayout : uint32_t { Adjacent = 0, Halves = 1 };
+
+enum class RopeScalingType : uint32_t { None = 0, Linear = 1, Llama3 = 2 };
+
+struct RopeScaling {
+  RopeScalingType type = RopeScalingType::None;
+  float factor = 1.0f;
+  float low_freq_factor = 1.0f;   // llama3 only
+  float high_freq_factor = 4.0f;  // llama3 only
+  uint32_t original_context = 8192;
+};
+
+// Llama-family hyperparameters, one name per concept across engine, CLI and store.
+struct HParams {
+  std::string arch = "llama";
+  std::string name;               // general.name when known
+  uint32_t n_embd = 0;            // model width
+  uint32_t n_layer = 0;
+  uint32_t n_head = 0;
+  uint32_t n_head_kv = 0;         // GQA: n_head % n_head_kv == 0
+  uint32_t head_dim = 0;          // may differ from n_embd / n_head where the file says so
+  uint32_t n_ff = 0;              // FFN hidden width
+  uint32_t n_vocab = 0;
+  uint32_t n_ctx_train = 0;       // context length the model was trained for
+  uint32_t rope_dim = 0;          // rotated dims per head (normally head_dim)
+  float rope_base = 10000.0f;
+  float rms_eps = 1e-5f;
+  RopeScaling rope_scaling;
+  // Per-frequency divisors (GGUF `rope_freqs` tensor, length rope_dim/2); empty when the
+  // scaling is computed from rope_scaling instead.
+  std::vector<float> rope_freq_factors;
+  RopeLayout rope_layout = RopeLayout::Adjacent;
+  bool tied_output = false;       // output projection shares token_embd
+  uint32_t file_type = 0;         // GGUF general.file_type (llama_ftype), informational
+
+  uint32_t q_dim() const { return n_head * head_dim; }
+  uint32_t kv_dim() const { return n_head_kv * head_dim; }
+};
+
+// Throws p64::Error naming the inconsistent field (zero sizes, n_head % n_head_kv, ...).
+void validate(const HParams& hp, const std::string& source);
+
+}  // namespace p64

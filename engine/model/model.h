@@ -1,0 +1,80 @@
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/model/hparams.h"
+#include "engine/model/vocab.h"
+#include "engine/quant/dtype.h"
+
+namespace p64 {
+
+// A tensor of a loaded model, read in place (from the P64 map or from an owned buffer).
+// Shapes follow GGML order: ne[0] is the row length (contiguous), ne[1] the number of rows.
+struct TensorView {
+  std::string name;
+  DType dtype = DType::F32;
+  uint32_t n_dims = 0;
+  int64_t ne[4] = {1, 1, 1, 1};
+  const uint8_t* data = nullptr;
+  uint64_t bytes = 0;
+  uint32_t crc32c = 0;
+
+  int64_t row_length() const { return ne[0]; }
+  int64_t rows() const { return ne[1] * ne[2] * ne[3]; }
+  int64_t elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
+};
+
+// The matrices of one transformer block. Projections are [in = ne0, out = ne1].
+struct LayerWeights {
+  const TensorView* attn_norm = nullptr;  // [n_embd] F32
+  const TensorView* wq = nullptr;         // [n_embd, q_dim]
+  const TensorView* wk = nullptr;         // [n_embd, kv_dim]
+  const TensorView* wv = nullptr;         // [n_embd, kv_dim]
+  const TensorView* wo = nullptr;         // [q_dim, n_embd]
+  const TensorView* ffn_norm = nullptr;   // [n_embd] F32
+  const TensorView* w_gate = nullptr;     // [n_embd, n_ff]
+  const TensorView* w_up = nullptr;       // [n_embd, n_ff]
+  const TensorView* w_down = nullptr;     // [n_ff, n_embd]
+};
+
+// A model ready for a backend: hyperparameters, vocabulary and tensor views. Built by the
+// P64 reader (engine/format/p64_reader.h) over a read-only map, or by Model::from_parts for
+// tests and synthetic models in memory. Tensor names are GGUF's (token_embd, blk.N.attn_q, ...).
+class Model {
+ public:
+  // `keepalive` owns the memory the views point into (a MappedFile or a buffer).
+  static std::shared_ptr<const Model> from_parts(std::string source, HParams hp, Vocabulary vocab,
+                                                 std::vector<TensorView> tensors,
+                                                 std::shared_ptr<const void> keepalive);
+
+  const std::string& source() const { return source_; }  // file path, or a label
+  const HParams& hparams() const { return hparams_; }
+  const Vocabulary& vocab() const { return vocab_; }
+  const std::vector<TensorView>& tensors() const { return tensors_; }
+  const TensorView* find(std::string_view name) const;
+
+  const TensorView& token_embd() const { return *token_embd_; }
+  const TensorView& output_norm() const { return *output_norm_; }
+  const TensorView& output() const { return *output_; }  // == token_embd() when tied
+  const std::vector<LayerWeights>& layers() const { return layers_; }
+
+  uint64_t weight_bytes() const;  // bytes a decode step streams (all matrices incl. output once)
+
+ private:
+  Model() = default;
+  std::string source_;
+  HParams hparams_;
+  Vocabulary vocab_;
+  std::vector<TensorView> tensors_;
+  std::shared_ptr<const void> keepalive_;
+  const TensorView* token_embd_ = nullptr;
+  const TensorView* output_norm_ = nullptr;
+  const TensorView* output_ = nullptr;
+  std::vector<LayerWeights> layers_;
+};
+
+}  // namespace p64

@@ -1,0 +1,45 @@
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace p64 {
+
+// Tensor element types. Values below 100 are GGML's own type ids (so GGUF files map 1:1);
+// 100 and above are P64's structure-of-arrays forms of the same blocks, laid out so that a
+// warp/subgroup reads each field coalesced (docs/p64-container.md defines the layouts).
+enum class DType : uint32_t {
+  F32 = 0,
+  F16 = 1,
+  Q4_0 = 2,
+  Q4_1 = 3,
+  Q5_0 = 6,
+  Q5_1 = 7,
+  Q8_0 = 8,
+  Q4_K = 12,
+  Q5_K = 13,
+  Q6_K = 14,
+  BF16 = 30,
+  Q8_0_SOA = 108,
+  Q4_K_SOA = 112,
+  Q6_K_SOA = 114,
+};
+
+struct DTypeInfo {
+  std::string_view name;
+  uint32_t block_elems;  // elements per block (1 for plain float types)
+  uint32_t block_bytes;  // bytes per block
+};
+
+// Facts for a known dtype; nullopt for an unknown id (callers turn that into a FormatError).
+std::optional<DTypeInfo> dtype_info(DType t);
+std::optional<DType> dtype_from_name(std::string_view name);  // "Q4_K", "q4_k_soa", "f16", ...
+std::string_view dtype_name(DType t);                          // "?" for unknown ids
+
+// Bytes of a row of n elements; n must be a multiple of the block size (checked by callers).
+uint64_t dtype_row_bytes(DType t, uint64_t n);
+bool dtype_is_soa(DType t);
+DType dtype_soa_of(DType aos);    // Q4_K -> Q4_K_SOA; a type without an SoA form maps to itself
+DType dtype_aos_of(DType soa);    // inverse of dtype_soa_of
+
+}  // namespace p64

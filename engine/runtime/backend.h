@@ -1,0 +1,70 @@
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/model/model.h"
+#include "engine/runtime/passport.h"
+#include "engine/runtime/timeline.h"
+
+namespace p64 {
+
+// Options a backend is loaded with. `switches` holds the named optimisation switches
+// (`opt.NAME=value` on the CLI); each backend lists the ones it knows in switches().
+struct BackendOptions {
+  std::map<std::string, std::string> switches;
+  uint32_t max_context = 4096;  // KV cache positions; capped by the model's n_ctx_train
+  uint32_t threads = 0;         // CPU threads; 0 = all logical cores
+  std::string device;           // device name substring or index; empty = the first
+
+  // Unknown names are not an error here; the backend rejects switches it does not offer.
+  int get_int(std::string_view name, int fallback) const;
+  bool get_bool(std::string_view name, bool fallback) const;
+};
+
+// An optimisation switch as a backend offers it; registered in the optimisation registry.
+struct SwitchInfo {
+  std::string name;           // e.g. "graphs", "ffn_fusion", "gemv_rows"
+  std::string description;
+  std::string default_value;  // what load() uses when the switch is not given
+  std::string values;         // allowed values, e.g. "0|1" or "1|2|4"
+  std::string status;         // default | opt-in | rejected | candidate
+};
+
+// A backend owns the whole forward pass of a token or of a prefill batch (not single ops
+// dispatched from a host graph), so it can fuse, keep the residual stream on the device and
+// copy back only what is asked for. Positions are absolute; KV for positions < pos is
+// whatever earlier calls wrote (writing position p again overwrites it).
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string name() const = 0;                  // "cpu", "cuda", "vulkan"
+  virtual Passport passport() = 0;                       // device facts + measured bandwidth
+  virtual std::vector<SwitchInfo> switches() const = 0;  // the optimisation switches offered
+
+  // Upload weights once (one residency) and allocate the KV cache. Throws p64::Error on an
+  // unsupported dtype or switch, p64::DeviceError when the device refuses (memory, driver).
+  virtual void load(std::shared_ptr<const Model> model, const BackendOptions& options) = 0;
+  virtual uint32_t max_context() const = 0;              // KV positions allocated by load()
+
+  // Runs tokens at positions [pos, pos + n) as one batch, writes their KV, and keeps the last
+  // token's logits. Returns the argmax of those logits.
+  virtual int32_t prefill(std::span<const int32_t> tokens, int32_t pos) = 0;
+  // One decode step; only the sampled id crosses to the host.
+  virtual int32_t decode_argmax(int32_t token, int32_t pos) = 0;
+  // One decode step returning the full logits (valid until the next call).
+  virtual std::span<const float> decode_logits(int32_t token, int32_t pos) = 0;
+  // Full logits of the most recent prefill or decode step (valid until the next call).
+  virtual std::span<const float> logits() = 0;
+
+  // Per-op spans from the device's own clock; nullptr turns timing off (no cost).
+  virtual void set_timeline(TimelineSink* sink) = 0;
+  virtual uint64_t device_memory_peak() const = 0;       // bytes, weights + KV + scratch
+};
+
+}  // namespace p64

@@ -1,0 +1,51 @@
+#include "engine/runtime/backend_registry.h"
+
+#include <algorithm>
+
+#include "engine/common/error.h"
+
+namespace p64 {
+namespace {
+
+std::vector<BackendFactory>& registry() {
+  static std::vector<BackendFactory> factories;
+  return factories;
+}
+
+}  // namespace
+
+void register_backend(BackendFactory factory) {
+  auto& r = registry();
+  auto same = [&](const BackendFactory& f) { return f.name == factory.name; };
+  r.erase(std::remove_if(r.begin(), r.end(), same), r.end());
+  r.push_back(std::move(factory));
+  std::stable_sort(r.begin(), r.end(), [](const auto& a, const auto& b) { return a.rank > b.rank; });
+}
+
+const std::vector<BackendFactory>& backend_factories() { return registry(); }
+
+std::string resolve_backend_name(std::string_view name) {
+  if (name != "auto") return std::string(name);
+  for (const auto& f : registry()) {
+    std::string why;
+    if (f.available(&why)) return f.name;
+  }
+  throw Error("no backend can run on this machine");
+}
+
+std::unique_ptr<Backend> create_backend(std::string_view requested) {
+  const std::string name = resolve_backend_name(requested);
+  std::string known;
+  for (const auto& f : registry()) {
+    if (f.name != name) {
+      known += (known.empty() ? "" : ", ") + f.name;
+      continue;
+    }
+    std::string why;
+    if (!f.available(&why)) throw Error("backend '" + name + "' cannot run here: " + why);
+    return f.create();
+  }
+  throw Error("unknown backend '" + name + "' (built: " + known + ")");
+}
+
+}  // namespace p64

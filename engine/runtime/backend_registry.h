@@ -1,0 +1,29 @@
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/runtime/backend.h"
+
+namespace p64 {
+
+// Backends register themselves once at start-up (app/common/register_backends.cpp).
+struct BackendFactory {
+  std::string name;  // "cpu", "cuda", "vulkan"
+  int rank = 0;      // auto-select picks the available backend with the highest rank
+  // True when the backend can run here; otherwise sets *why (no driver, no device, ...).
+  std::function<bool(std::string* why)> available;
+  std::function<std::unique_ptr<Backend>()> create;
+};
+
+void register_backend(BackendFactory factory);
+const std::vector<BackendFactory>& backend_factories();
+
+// "auto" picks by rank among the available ones (docs/measurement.md states the rule);
+// a named backend that cannot run throws p64::Error saying why.
+std::unique_ptr<Backend> create_backend(std::string_view name);
+std::string resolve_backend_name(std::string_view name);
+
+}  // namespace p64

@@ -1,0 +1,12 @@
+#pragma once
+#include <memory>
+
+#include "engine/runtime/backend.h"
+
+namespace p64 {
+
+// The reference backend: weights read in place from the mapped P64, threads over rows,
+// SIMD dot products chosen at run time.
+std::unique_ptr<Backend> make_cpu_backend();
+
+}  // namespace p64

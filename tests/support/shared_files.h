@@ -1,0 +1,25 @@
+#pragma once
+#include <filesystem>
+#include <string>
+
+#include <gtest/gtest.h>
+
+namespace p64::test {
+
+// ../shared beside the checkout (models/, peers/); tests read real files from here.
+inline std::filesystem::path shared_dir() { return std::filesystem::path(P64_SHARED_DIR); }
+inline std::filesystem::path shared_model(const std::string& name) { return shared_dir() / "models" / name; }
+
+// A fresh temporary folder per test, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::filesystem::path& path() const { return path_; }
+  std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace p64::test
