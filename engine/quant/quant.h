@@ -1,0 +1,39 @@
+#pragma once
+#include <cstdint>
+
+#include "engine/quant/dtype.h"
+
+namespace p64 {
+
+// Block formats as GGUF defines them (ggml's block_q4_K etc.), bit-exact. All functions work
+// on whole rows: n is a multiple of the type's block size.
+//
+// SoA forms (P64 dtypes >= 100) hold the same blocks of a whole tensor split into one array
+// per field, each array in (row, block) order, byte arrays first so every array is aligned:
+//   Q4_K_SOA: qs[nb][128] | scales[nb][12] | d[nb] (f16) | dmin[nb] (f16)
+//   Q6_K_SOA: ql[nb][128] | qh[nb][64] | scales[nb][16] (int8) | d[nb] (f16)
+//   Q8_0_SOA: qs[nb][32] (int8) | d[nb] (f16)
+// where nb is the number of blocks of the whole tensor (rows * row_length / block size).
+// The total size equals the AoS size. A row of an SoA tensor is not contiguous, so the
+// row functions below take AoS types only; SoA tensors go through soa_pack/soa_unpack or
+// through kernels that index the arrays directly.
+
+// dst[n] = values of one AoS row. Throws p64::Error for a type it cannot dequantize.
+void dequantize_row(DType type, const void* src, float* dst, int64_t n);
+// dst = one AoS row quantized with the reference quantizer for `type`.
+void quantize_row(DType type, const float* src, void* dst, int64_t n);
+
+// AoS blocks of a whole tensor (nblocks blocks) to the SoA form and back; lossless.
+void soa_pack(DType aos_type, const void* src, void* dst, int64_t nblocks);
+void soa_unpack(DType aos_type, const void* src, void* dst, int64_t nblocks);
+
+// Dequantizes element range [row * n, row * n + n) of a tensor of any dtype, SoA included.
+void dequantize_tensor_row(DType type, const void* tensor, int64_t row, int64_t n, float* dst);
+
+// Half-precision conversions shared by every format.
+float fp16_to_fp32(uint16_t h);
+uint16_t fp32_to_fp16(float f);
+float bf16_to_fp32(uint16_t h);
+uint16_t fp32_to_bf16(float f);
+
+}  // namespace p64
