@@ -1,4 +1,5 @@
 #pragma once
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -7,7 +8,12 @@
 namespace p64::test {
 
 // ../shared beside the checkout (models/, peers/); tests read real files from here.
-inline std::filesystem::path shared_dir() { return std::filesystem::path(P64_SHARED_DIR); }
+// The environment variable P64_SHARED_DIR overrides the build-time path (the GPU machine
+// has no ../shared; files are carried there).
+inline std::filesystem::path shared_dir() {
+  if (const char* env = std::getenv("P64_SHARED_DIR"); env && *env) return std::filesystem::path(env);
+  return std::filesystem::path(P64_SHARED_DIR);
+}
 inline std::filesystem::path shared_model(const std::string& name) { return shared_dir() / "models" / name; }
 
 // A fresh temporary folder per test, removed at the end of the test.
