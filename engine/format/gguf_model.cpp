@@ -1,0 +1,140 @@
+#include "engine/format/gguf_model.h"
+
+#include <cstring>
+
+namespace p64 {
+namespace {
+
+// Some converters write per-layer arrays for head_count_kv / feed_forward_length; the engine
+// supports one value for all layers, so an array must hold the same value throughout.
+std::optional<uint32_t> uniform_u32(const GgufFile& f, const std::string& key) {
+  const GgufKV* kv = f.find_kv(key);
+  if (!kv) return std::nullopt;
+  if (!kv->value.is_array()) return f.get_u32(key);
+  std::optional<uint32_t> v;
+  for (const auto& it : kv->value.items) {
+    auto u = it.as_uint();
+    if (!u || *u > 0xFFFFFFFFu) f.fail("metadata", kv->offset, "key '" + key + "' holds a non-integer entry");
+    if (v && *v != *u) f.fail("metadata", kv->offset, "key '" + key + "' differs between layers; not supported");
+    v = static_cast<uint32_t>(*u);
+  }
+  if (!v) f.fail("metadata", kv->offset, "key '" + key + "' is an empty array");
+  return v;
+}
+
+}  // namespace
+
+HParams gguf_hparams(const GgufFile& f) {
+  HParams hp;
+  hp.arch = f.get_string_opt("general.architecture").value_or("llama");
+  if (hp.arch != "llama")
+    f.fail("metadata", f.find_kv("general.architecture")->offset,
+           "general.architecture '" + hp.arch + "' is not supported (only llama)");
+  const std::string a = hp.arch + ".";
+  hp.name = f.get_string_opt("general.name").value_or("");
+  hp.n_embd = f.get_u32(a + "embedding_length");
+  hp.n_layer = f.get_u32(a + "block_count");
+  hp.n_head = uniform_u32(f, a + "attention.head_count").value_or(0);
+  if (!f.find_kv(a + "attention.head_count")) f.get_u32(a + "attention.head_count");  // names the missing key
+  hp.n_head_kv = uniform_u32(f, a + "attention.head_count_kv").value_or(hp.n_head);
+  hp.n_ff = uniform_u32(f, a + "feed_forward_length").value_or(0);
+  hp.head_dim = f.get_u32_opt(a + "attention.key_length").value_or(hp.n_head ? hp.n_embd / hp.n_head : 0);
+  if (auto vl = f.get_u32_opt(a + "attention.value_length"); vl && *vl != hp.head_dim)
+    f.fail("metadata", f.find_kv(a + "attention.value_length")->offset,
+           "attention.value_length " + std::to_string(*vl) + " differs from key_length " + std::to_string(hp.head_dim) +
+               "; not supported");
+  hp.rope_dim = f.get_u32_opt(a + "rope.dimension_count").value_or(hp.head_dim);
+  hp.rope_base = f.get_f32_opt(a + "rope.freq_base").value_or(10000.0f);
+  hp.rms_eps = f.get_f32_opt(a + "attention.layer_norm_rms_epsilon").value_or(1e-5f);
+  hp.n_ctx_train = f.get_u32_opt(a + "context_length").value_or(0);
+  hp.file_type = f.get_u32_opt("general.file_type").value_or(0);
+
+  if (auto st = f.get_string_opt(a + "rope.scaling.type")) {
+    const GgufKV* kv = f.find_kv(a + "rope.scaling.type");
+    if (*st == "linear") hp.rope_scaling.type = RopeScalingType::Linear;
+    else if (*st == "none") hp.rope_scaling.type = RopeScalingType::None;
+    else if (*st == "llama3") hp.rope_scaling.type = RopeScalingType::Llama3;
+    else f.fail("metadata", kv->offset, "rope.scaling.type '" + *st + "' is not supported");
+  }
+  if (auto fac = f.get_f32_opt(a + "rope.scaling.factor")) {
+    hp.rope_scaling.factor = *fac;
+    // Older files give only a factor; a factor other than 1 without a type means linear.
+    if (!f.find_kv(a + "rope.scaling.type") && *fac != 1.0f && *fac != 0.0f) hp.rope_scaling.type = RopeScalingType::Linear;
+  }
+  if (auto oc = f.get_u32_opt(a + "rope.scaling.original_context_length")) hp.rope_scaling.original_context = *oc;
+
+  // llama.cpp expresses Llama 3.x frequency scaling as a tensor of per-frequency divisors.
+  if (const GgufTensorInfo* rf = f.find_tensor("rope_freqs.weight")) {
+    if (rf->dtype != DType::F32)
+      f.fail("tensor info", rf->info_offset, "tensor 'rope_freqs.weight' must be F32");
+    hp.rope_freq_factors.resize(static_cast<size_t>(rf->elements()));
+    std::memcpy(hp.rope_freq_factors.data(), rf->data, hp.rope_freq_factors.size() * sizeof(float));
+    hp.rope_scaling.type = RopeScalingType::Llama3;
+  }
+
+  const GgufTensorInfo* emb = f.find_tensor("token_embd.weight");
+  if (auto vs = f.get_u32_opt(a + "vocab_size")) hp.n_vocab = *vs;
+  else if (const GgufValue* toks = f.get_array_opt("tokenizer.ggml.tokens")) hp.n_vocab = static_cast<uint32_t>(toks->items.size());
+  else if (emb) hp.n_vocab = static_cast<uint32_t>(emb->ne[1]);
+  hp.tied_output = !f.tensors().empty() && !f.find_tensor("output.weight");
+  hp.rope_layout = RopeLayout::Adjacent;  // GGUF llama files are always stored with adjacent pairs
+  return hp;
+}
+
+Vocabulary gguf_vocabulary(const GgufFile& f) {
+  Vocabulary v;
+  const std::string model = f.get_string("tokenizer.ggml.model");
+  if (model == "llama") v.kind = TokenizerKind::SentencePiece;
+  else if (model == "gpt2") v.kind = TokenizerKind::ByteLevelBPE;
+  else
+    f.fail("metadata", f.find_kv("tokenizer.ggml.model")->offset,
+           "tokenizer.ggml.model '" + model + "' is not supported (llama or gpt2)");
+  const bool spm = v.kind == TokenizerKind::SentencePiece;
+  v.pre = f.get_string_opt("tokenizer.ggml.pre").value_or("default");
+  auto tokens = f.get_string_array("tokenizer.ggml.tokens");
+  if (!tokens) f.get_array("tokenizer.ggml.tokens");  // throws naming the missing key
+  v.tokens = std::move(*tokens);
+  const size_t n = v.tokens.size();
+  auto same_length = [&](const char* key, size_t got) {
+    if (got != n)
+      f.fail("metadata", f.find_kv(key)->offset,
+             std::string(key) + " has " + std::to_string(got) + " entries but there are " + std::to_string(n) + " tokens");
+  };
+  if (auto s = f.get_f32_array("tokenizer.ggml.scores")) {
+    same_length("tokenizer.ggml.scores", s->size());
+    v.scores = std::move(*s);
+  }
+  if (auto t = f.get_i32_array("tokenizer.ggml.token_type")) {
+    same_length("tokenizer.ggml.token_type", t->size());
+    for (int32_t x : *t)
+      if (x < 0 || x > static_cast<int32_t>(TokenType::Byte))
+        f.fail("metadata", f.find_kv("tokenizer.ggml.token_type")->offset, "token type " + std::to_string(x) + " is unknown");
+    v.types = std::move(*t);
+  }
+  if (auto m = f.get_string_array("tokenizer.ggml.merges")) v.merges = std::move(*m);
+
+  auto special = [&](const char* key, int32_t fallback) -> int32_t {
+    const GgufKV* kv = f.find_kv(key);
+    if (!kv) return fallback;
+    // llama.cpp writes "no such token" as u32 0xFFFFFFFF (LLAMA_TOKEN_NULL = -1).
+    if (kv->value.as_uint() == uint64_t{0xFFFFFFFFu}) return -1;
+    auto id = f.get_i32_opt(key);
+    if (*id < 0 || static_cast<size_t>(*id) >= n)
+      f.fail("metadata", f.find_kv(key)->offset,
+             std::string(key) + " = " + std::to_string(*id) + " is outside the " + std::to_string(n) + "-token vocabulary");
+    return *id;
+  };
+  // llama.cpp's defaults for SentencePiece vocabularies when the ids are not written.
+  v.bos_id = special("tokenizer.ggml.bos_token_id", spm && n > 1 ? 1 : -1);
+  v.eos_id = special("tokenizer.ggml.eos_token_id", spm && n > 2 ? 2 : -1);
+  v.unk_id = special("tokenizer.ggml.unknown_token_id", spm && n > 0 ? 0 : -1);
+  v.eot_id = special("tokenizer.ggml.eot_token_id", -1);
+  v.pad_id = special("tokenizer.ggml.padding_token_id", -1);
+  v.add_bos = f.get_bool_opt("tokenizer.ggml.add_bos_token").value_or(spm);
+  v.add_eos = f.get_bool_opt("tokenizer.ggml.add_eos_token").value_or(false);
+  v.add_space_prefix = f.get_bool_opt("tokenizer.ggml.add_space_prefix").value_or(spm);
+  v.chat_template = f.get_string_opt("tokenizer.chat_template").value_or("");
+  return v;
+}
+
+}  // namespace p64
