@@ -1,0 +1,132 @@
+#include "engine/runtime/host_bandwidth.h"
+
+#include <algorithm>
+#include <barrier>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/common/error.h"
+
+#ifndef _WIN32
+#include <unistd.h>
+#endif
+
+namespace p64 {
+namespace {
+
+uint64_t parse_cache_size(const std::string& text) {
+  // sysfs writes e.g. "32768K" or "8M".
+  uint64_t v = 0;
+  size_t i = 0;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') v = v * 10 + static_cast<uint64_t>(text[i++] - '0');
+  if (i < text.size() && (text[i] == 'K' || text[i] == 'k')) v <<= 10;
+  else if (i < text.size() && (text[i] == 'M' || text[i] == 'm')) v <<= 20;
+  return v;
+}
+
+// Sums 8 independent 64-bit lanes so the loop is bound by loads, not by one add chain.
+uint64_t read_stream(const uint64_t* p, size_t n) {
+  uint64_t a[8] = {};
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int k = 0; k < 8; ++k) a[k] += p[i + static_cast<size_t>(k)];
+  for (; i < n; ++i) a[0] += p[i];
+  uint64_t s = 0;
+  for (uint64_t v : a) s ^= v;
+  return s;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+uint64_t host_last_level_cache_bytes() {
+  uint64_t best = 0;
+  for (int idx = 0; idx < 8; ++idx) {
+    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(idx) + "/size");
+    std::string s;
+    if (f >> s) best = std::max(best, parse_cache_size(s));
+  }
+  return best ? best : (32ull << 20);
+}
+
+MeasuredBandwidth measure_host_bandwidth(uint32_t threads, uint32_t repeats) {
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  repeats = std::max(1u, repeats);
+  uint64_t bytes = std::max<uint64_t>(4 * host_last_level_cache_bytes(), 64ull << 20);
+#ifndef _WIN32
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages > 0 && page > 0) bytes = std::min<uint64_t>(bytes, static_cast<uint64_t>(pages) * page / 8);
+#endif
+  bytes -= bytes % (uint64_t{128} * threads);  // whole cache lines per thread and per half
+  const size_t words = bytes / sizeof(uint64_t);
+  std::unique_ptr<uint64_t[]> buf(new (std::nothrow) uint64_t[words]);
+  if (!buf) throw DeviceError("host bandwidth: cannot allocate " + std::to_string(bytes >> 20) + " MiB");
+
+  // Workers and the timer meet at a barrier before and after each pass, so the timed
+  // interval is the slowest thread's pass; the threads are started once, not per pass.
+  enum class Pass { Touch, Read, Copy, Quit };
+  Pass pass = Pass::Touch;
+  std::barrier sync(static_cast<std::ptrdiff_t>(threads) + 1);
+  std::vector<uint64_t> sinks(threads * 8);
+  std::vector<std::thread> pool;
+  for (uint32_t t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      const size_t chunk = words / threads, half_chunk = words / 2 / threads;
+      for (;;) {
+        sync.arrive_and_wait();
+        if (pass == Pass::Quit) return;
+        uint64_t* mine = buf.get() + t * chunk;
+        if (pass == Pass::Touch) {
+          for (size_t i = 0; i < chunk; ++i) mine[i] = i * 0x9E3779B97F4A7C15ull + t;  // first touch by the reader
+        } else if (pass == Pass::Read) {
+          sinks[t * 8] += read_stream(mine, chunk);
+        } else {
+          const uint64_t* src = buf.get() + t * half_chunk;
+          uint64_t* dst = buf.get() + words / 2 + t * half_chunk;
+          std::memcpy(dst, src, half_chunk * sizeof(uint64_t));
+        }
+        sync.arrive_and_wait();
+      }
+    });
+  }
+  auto timed = [&](Pass p) {
+    pass = p;
+    sync.arrive_and_wait();
+    const auto t0 = std::chrono::steady_clock::now();
+    sync.arrive_and_wait();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  timed(Pass::Touch);
+  timed(Pass::Read);  // warm: TLB and prefetchers settle before the timed passes
+  std::vector<double> read_gbs, copy_gbs;
+  for (uint32_t r = 0; r < repeats; ++r) {
+    read_gbs.push_back(static_cast<double>(bytes) / timed(Pass::Read) / 1e9);
+    copy_gbs.push_back(static_cast<double>(bytes) / timed(Pass::Copy) / 1e9);  // half read + half written
+  }
+  pass = Pass::Quit;
+  sync.arrive_and_wait();
+  for (auto& th : pool) th.join();
+
+  MeasuredBandwidth m;
+  m.read_gbs = median(read_gbs);
+  m.copy_gbs = median(copy_gbs);
+  m.buffer_bytes = bytes;
+  m.repeats = repeats;
+  // The sum is folded into the result's identity so the read loop cannot be optimised away.
+  volatile uint64_t keep = 0;
+  for (uint64_t s : sinks) keep = keep ^ s;
+  (void)keep;
+  return m;
+}
+
+}  // namespace p64
