@@ -27,8 +27,12 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n);
 void soa_pack(DType aos_type, const void* src, void* dst, int64_t nblocks);
 void soa_unpack(DType aos_type, const void* src, void* dst, int64_t nblocks);
 
-// Dequantizes element range [row * n, row * n + n) of a tensor of any dtype, SoA included.
+// Dequantizes element range [row * n, row * n + n) of a tensor of an AoS dtype (an SoA dtype
+// throws: use the overload below).
 void dequantize_tensor_row(DType type, const void* tensor, int64_t row, int64_t n, float* dst);
+// The same for a tensor of n_rows rows of n elements; this form also reads SoA tensors (their
+// field arrays are sized by the whole tensor, so the row count is needed to find them).
+void dequantize_tensor_row(DType type, const void* tensor, int64_t n_rows, int64_t row, int64_t n, float* dst);
 
 // Half-precision conversions shared by every format.
 float fp16_to_fp32(uint16_t h);
