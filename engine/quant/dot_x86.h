@@ -1,0 +1,308 @@
+// x86 kernels shared by dot_avx2.cpp and dot_avx512.cpp: each includes this file once,
+// compiled with its own ISA flags, after defining P64_DOT_VNNI (1: vpdpbusd, 0: maddubs+madd)
+// and P64_DOT_NS (the namespace that keeps the two copies apart).
+//
+// Shape of every int8 kernel: the weight block is loaded and unpacked to unsigned bytes once,
+// then multiplied against NT activation rows (a token tile), so in a prefill each weight row
+// is read from memory once per batch and unpacked once per tile of NT tokens.
+#include <immintrin.h>
+
+#include <cstring>
+#include <vector>
+
+#include "engine/quant/blocks.h"
+#include "engine/quant/dot.h"
+
+namespace p64::dot::P64_DOT_NS {
+namespace {
+
+inline float f16(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+inline float hsum(__m256 v) {
+  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  s = _mm_add_ss(s, _mm_movehdup_ps(s));
+  return _mm_cvtss_f32(s);
+}
+
+// 8 int32 lanes; lane i = sum over bytes 4i..4i+3 of u[k] * s[k] (u unsigned, s signed).
+inline __m256i dot_u8s8(__m256i u, __m256i s) {
+#if P64_DOT_VNNI
+  return _mm256_dpbusd_epi32(_mm256_setzero_si256(), u, s);
+#else
+  return _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1));
+#endif
+}
+
+inline __m256i load32(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+// The 32 4-bit quants of a legacy block: low nibbles are elements 0..15, high 16..31.
+inline __m256i unpack_nibbles_16(const uint8_t* qs) {
+  const __m128i t = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(0x0F));
+}
+
+// 0x10 in byte j where bit j of qh is set (the fifth bit of Q5_0's quants).
+inline __m256i fifth_bits(const uint8_t* qh_bytes) {
+  uint32_t qh;
+  std::memcpy(&qh, qh_bytes, 4);
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(qh)),
+      _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<long long>(0x8040201008040201ULL));
+  const __m256i set = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+  return _mm256_and_si256(set, _mm256_set1_epi8(0x10));
+}
+
+struct Tile {
+  const ActBatch& x;
+  int t0;
+  const int8_t* q(int t, int64_t elem) const { return x.q8 + (t0 + t) * x.n + elem; }
+  float d(int t, int64_t blk) const { return x.d8[(t0 + t) * (x.n / 32) + blk]; }
+  float xs(int t, int64_t grp) const { return x.xs16[(t0 + t) * (x.n / 16) + grp]; }
+};
+
+template <int NT>
+void q8_0_tile(const RowFields& F, const Tile& T, float* res) {
+  __m256 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+  const int64_t nb = T.x.n / 32;
+  for (int64_t b = 0; b < nb; ++b) {
+    const __m256i w = load32(F.at(0, b));
+    const __m256i aw = _mm256_sign_epi8(w, w);  // |w|; the sign moves onto the activation
+    const float dw = f16(F.at(1, b));
+    for (int t = 0; t < NT; ++t) {
+      const __m256i sx = _mm256_sign_epi8(load32(T.q(t, 32 * b)), w);
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * T.d(t, b)), _mm256_cvtepi32_ps(dot_u8s8(aw, sx)), acc[t]);
+    }
+  }
+  for (int t = 0; t < NT; ++t) res[t] = hsum(acc[t]);
+}
+
+// Q4_0 and Q5_0: unsigned quants with a fixed offset (8 or 16) taken off through the
+// activation block sums.
+template <int NT, bool Q5>
+void q4_5_0_tile(const RowFields& F, const Tile& T, float* res) {
+  __m256 acc[NT];
+  float offs[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps(), offs[t] = 0;
+  const int64_t nb = T.x.n / 32;
+  for (int64_t b = 0; b < nb; ++b) {
+    __m256i w = unpack_nibbles_16(F.at(0, b));
+    if constexpr (Q5) w = _mm256_or_si256(w, fifth_bits(F.at(1, b)));
+    const float dw = f16(F.at(Q5 ? 2 : 1, b));
+    for (int t = 0; t < NT; ++t) {
+      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * T.d(t, b)), _mm256_cvtepi32_ps(dot_u8s8(w, load32(T.q(t, 32 * b)))),
+                               acc[t]);
+      offs[t] += dw * (T.xs(t, 2 * b) + T.xs(t, 2 * b + 1));
+    }
+  }
+  for (int t = 0; t < NT; ++t) res[t] = hsum(acc[t]) - (Q5 ? 16.0f : 8.0f) * offs[t];
+}
+
+template <int NT>
+void q4_k_tile(const RowFields& F, const Tile& T, float* res) {
+  __m256 acc[NT];
+  float mins[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps(), mins[t] = 0;
+  const int64_t nsb = T.x.n / 256;
+  const __m256i low4 = _mm256_set1_epi8(0x0F);
+  for (int64_t sb = 0; sb < nsb; ++sb) {
+    const uint8_t* qs = F.at(0, sb);
+    const uint8_t* sc = F.at(1, sb);
+    const float d = f16(F.at(2, sb)), dmin = f16(F.at(3, sb));
+    uint8_t scale[8], mn[8];
+    for (int j = 0; j < 8; ++j) blocks::unpack_scale_min_k4(j, sc, scale[j], mn[j]);
+    for (int c = 0; c < 4; ++c) {
+      const __m256i q = load32(qs + 32 * c);
+      const __m256i lo = _mm256_and_si256(q, low4);
+      const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
+      const int64_t b = sb * 8 + 2 * c;  // 32-block of the low nibbles; b + 1 for the high ones
+      const float s_lo = d * scale[2 * c], s_hi = d * scale[2 * c + 1];
+      for (int t = 0; t < NT; ++t) {
+        const __m256i p_lo = dot_u8s8(lo, load32(T.q(t, 32 * b)));
+        const __m256i p_hi = dot_u8s8(hi, load32(T.q(t, 32 * b + 32)));
+        acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(s_lo * T.d(t, b)), _mm256_cvtepi32_ps(p_lo), acc[t]);
+        acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(s_hi * T.d(t, b + 1)), _mm256_cvtepi32_ps(p_hi), acc[t]);
+      }
+    }
+    for (int t = 0; t < NT; ++t) {
+      float m = 0;
+      for (int j = 0; j < 8; ++j) m += mn[j] * (T.xs(t, 2 * (sb * 8 + j)) + T.xs(t, 2 * (sb * 8 + j) + 1));
+      mins[t] += dmin * m;
+    }
+  }
+  for (int t = 0; t < NT; ++t) res[t] = hsum(acc[t]) - mins[t];
+}
+
+template <int NT>
+void q6_k_tile(const RowFields& F, const Tile& T, float* res) {
+  __m256 acc[NT];
+  float offs[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps(), offs[t] = 0;
+  const int64_t nsb = T.x.n / 256;
+  const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
+  for (int64_t sb = 0; sb < nsb; ++sb) {
+    const uint8_t* ql = F.at(0, sb);
+    const uint8_t* qh = F.at(1, sb);
+    const int8_t* sc = reinterpret_cast<const int8_t*>(F.at(2, sb));
+    const float d = f16(F.at(3, sb));
+    for (int h = 0; h < 2; ++h) {
+      const __m256i l0 = load32(ql + 64 * h), l1 = load32(ql + 64 * h + 32), hv = load32(qh + 32 * h);
+      // Quants 0..63 of the four 32-element runs of this half: ql nibble | two qh bits << 4.
+      const __m256i q[4] = {
+          _mm256_or_si256(_mm256_and_si256(l0, low4), _mm256_and_si256(_mm256_slli_epi16(hv, 4), bits45)),
+          _mm256_or_si256(_mm256_and_si256(l1, low4), _mm256_and_si256(_mm256_slli_epi16(hv, 2), bits45)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), low4), _mm256_and_si256(hv, bits45)),
+          _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), low4),
+                          _mm256_and_si256(_mm256_srli_epi16(hv, 2), bits45))};
+      for (int k = 0; k < 4; ++k) {
+        const int g = 8 * h + 2 * k;         // first 16-group of the run within the super-block
+        const int64_t b = sb * 8 + g / 2;    // its 32-block in the row
+        const float s0 = d * sc[g], s1 = d * sc[g + 1];
+        for (int t = 0; t < NT; ++t) {
+          const float dx = T.d(t, b);
+          const __m256 scale = _mm256_set_m128(_mm_set1_ps(s1 * dx), _mm_set1_ps(s0 * dx));
+          acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(dot_u8s8(q[k], load32(T.q(t, 32 * b)))), acc[t]);
+          offs[t] += s0 * T.xs(t, 2 * b) + s1 * T.xs(t, 2 * b + 1);
+        }
+      }
+    }
+  }
+  for (int t = 0; t < NT; ++t) res[t] = hsum(acc[t]) - 32.0f * offs[t];
+}
+
+// Float activations against float weights (F32 / F16 / BF16 rows, or a dequantized row).
+template <int NT, DType WT>
+void float_tile(const uint8_t* wrow, int64_t n, const ActBatch& x, int t0, float* res) {
+  __m256 acc[NT];
+  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 w;
+    if constexpr (WT == DType::F32) {
+      w = _mm256_loadu_ps(reinterpret_cast<const float*>(wrow) + i);
+    } else if constexpr (WT == DType::F16) {
+      w = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(wrow + 2 * i)));
+    } else {
+      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(wrow + 2 * i));
+      w = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    }
+    for (int t = 0; t < NT; ++t) acc[t] = _mm256_fmadd_ps(w, _mm256_loadu_ps(x.f32 + (t0 + t) * x.ld_f32 + i), acc[t]);
+  }
+  for (int t = 0; t < NT; ++t) {
+    float s = hsum(acc[t]);
+    for (int64_t k = i; k < n; ++k) {
+      float wk;
+      if constexpr (WT == DType::F32) {
+        wk = reinterpret_cast<const float*>(wrow)[k];
+      } else if constexpr (WT == DType::F16) {
+        wk = f16(wrow + 2 * k);
+      } else {
+        uint32_t u = static_cast<uint32_t>(wrow[2 * k] | (wrow[2 * k + 1] << 8)) << 16;
+        std::memcpy(&wk, &u, 4);
+      }
+      s += wk * x.f32[(t0 + t) * x.ld_f32 + k];
+    }
+    res[t] = s;
+  }
+}
+
+template <int NT>
+void row_tile(const WeightMatrix& w, const RowFields& F, const uint8_t* frow, DType ft, const ActBatch& x, int t0,
+              bool int8, float* res) {
+  if (int8) {
+    const Tile T{x, t0};
+    switch (w.dtype) {
+      case DType::Q8_0: case DType::Q8_0_SOA: q8_0_tile<NT>(F, T, res); return;
+      case DType::Q4_0: q4_5_0_tile<NT, false>(F, T, res); return;
+      case DType::Q5_0: q4_5_0_tile<NT, true>(F, T, res); return;
+      case DType::Q4_K: case DType::Q4_K_SOA: q4_k_tile<NT>(F, T, res); return;
+      case DType::Q6_K: case DType::Q6_K_SOA: q6_k_tile<NT>(F, T, res); return;
+      default: break;
+    }
+  }
+  switch (ft) {
+    case DType::F16: float_tile<NT, DType::F16>(frow, w.n, x, t0, res); return;
+    case DType::BF16: float_tile<NT, DType::BF16>(frow, w.n, x, t0, res); return;
+    default: float_tile<NT, DType::F32>(frow, w.n, x, t0, res); return;
+  }
+}
+
+constexpr int kTile = 4;  // tokens per weight-block unpack; 4 accumulators stay in registers
+
+}  // namespace
+
+void matmul(const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1, float* out, int64_t ldo, bool int8,
+            bool accumulate) {
+  const bool native_float = w.dtype == DType::F32 || w.dtype == DType::F16 || w.dtype == DType::BF16;
+  thread_local std::vector<float> dequant;
+  if (!int8 && !native_float) dequant.resize(static_cast<size_t>(w.n));
+  for (int64_t r = r0; r < r1; ++r) {
+    const RowFields F = row_fields(w, r);
+    const uint8_t* frow = F.f[0];
+    DType ft = w.dtype;
+    if (!int8 && !native_float) {
+      dot::dequantize_row(w, r, dequant.data());
+      frow = reinterpret_cast<const uint8_t*>(dequant.data());
+      ft = DType::F32;
+    }
+    for (int t0 = 0; t0 < x.ntok; t0 += kTile) {
+      float res[kTile];
+      const int nt = x.ntok - t0 < kTile ? x.ntok - t0 : kTile;
+      switch (nt) {
+        case 4: row_tile<4>(w, F, frow, ft, x, t0, int8, res); break;
+        case 3: row_tile<3>(w, F, frow, ft, x, t0, int8, res); break;
+        case 2: row_tile<2>(w, F, frow, ft, x, t0, int8, res); break;
+        default: row_tile<1>(w, F, frow, ft, x, t0, int8, res); break;
+      }
+      for (int t = 0; t < nt; ++t) {
+        float& o = out[(t0 + t) * ldo + r];
+        o = accumulate ? o + res[t] : res[t];
+      }
+    }
+  }
+}
+
+void quantize_acts(const float* x, int64_t n, int8_t* q8, float* d8, float* xs16) {
+  const __m256 sign = _mm256_set1_ps(-0.0f);
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const float* xb = x + 32 * b;
+    __m256 v[4];
+    __m256 amax = _mm256_setzero_ps();
+    for (int k = 0; k < 4; ++k) {
+      v[k] = _mm256_loadu_ps(xb + 8 * k);
+      amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign, v[k]));
+    }
+    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+    m = _mm_max_ss(m, _mm_movehdup_ps(m));
+    const float d = _mm_cvtss_f32(m) / 127.0f;
+    const float id = d != 0.0f ? 1.0f / d : 0.0f;
+    const __m256 vid = _mm256_set1_ps(id);
+    __m256i qi[4];
+    for (int k = 0; k < 4; ++k) qi[k] = _mm256_cvtps_epi32(_mm256_mul_ps(v[k], vid));  // round to nearest even
+    // Group sums of 16 from the int32 lanes, before narrowing.
+    const __m256i s0 = _mm256_add_epi32(qi[0], qi[1]), s1 = _mm256_add_epi32(qi[2], qi[3]);
+    auto hsum_i = [](__m256i s) {
+      __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+      t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4E));
+      t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xB1));
+      return _mm_cvtsi128_si32(t);
+    };
+    d8[b] = d;
+    xs16[2 * b] = d * static_cast<float>(hsum_i(s0));
+    xs16[2 * b + 1] = d * static_cast<float>(hsum_i(s1));
+    // Narrow 32 int32 to int8; packs work per 128-bit lane, so a final permute restores order.
+    const __m256i p01 = _mm256_packs_epi32(qi[0], qi[1]), p23 = _mm256_packs_epi32(qi[2], qi[3]);
+    __m256i p = _mm256_packs_epi16(p01, p23);
+    p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(q8 + 32 * b), p);
+  }
+}
+
+}  // namespace p64::dot::P64_DOT_NS

@@ -1,0 +1,190 @@
+// Every SIMD kernel against the scalar reference, for every weight dtype, AoS and SoA, with
+// int8 and float activations and token tiles of every remainder.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "engine/quant/dot.h"
+#include "engine/quant/dtype.h"
+#include "engine/common/error.h"
+#include "engine/quant/quant.h"
+
+namespace p64 {
+namespace {
+
+using dot::Isa;
+
+// Random but well-formed blocks: random quant bytes, fp16 scales in a sane range.
+std::vector<uint8_t> random_tensor(DType t, int64_t rows, int64_t n, std::mt19937& rng) {
+  const auto info = *dtype_info(t);
+  const int64_t nb = rows * n / info.block_elems;
+  std::vector<uint8_t> buf(static_cast<size_t>(nb * info.block_bytes));
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> scale(0.001f, 0.02f), val(-1.0f, 1.0f);
+  auto put16 = [&](size_t off, float f) {
+    const uint16_t h = fp32_to_fp16(f);
+    std::memcpy(&buf[off], &h, 2);
+  };
+  if (t == DType::F32) {
+    for (int64_t i = 0; i < rows * n; ++i) {
+      float f = val(rng);
+      std::memcpy(&buf[static_cast<size_t>(4 * i)], &f, 4);
+    }
+    return buf;
+  }
+  if (t == DType::F16 || t == DType::BF16) {
+    for (int64_t i = 0; i < rows * n; ++i) {
+      const uint16_t h = t == DType::F16 ? fp32_to_fp16(val(rng)) : fp32_to_bf16(val(rng));
+      std::memcpy(&buf[static_cast<size_t>(2 * i)], &h, 2);
+    }
+    return buf;
+  }
+  for (auto& b : buf) b = static_cast<uint8_t>(byte(rng));
+  for (int64_t b = 0; b < nb; ++b) {
+    const size_t o = static_cast<size_t>(b * info.block_bytes);
+    switch (t) {
+      case DType::Q8_0: case DType::Q4_0: case DType::Q5_0: put16(o, scale(rng)); break;
+      case DType::Q4_K: put16(o, scale(rng)); put16(o + 2, scale(rng)); break;
+      case DType::Q6_K: put16(o + 208, scale(rng)); break;
+      default: break;
+    }
+  }
+  return buf;
+}
+
+// SoA form written from the layout comment in quant.h, independently of the kernels' indexing.
+std::vector<uint8_t> to_soa(DType aos, const std::vector<uint8_t>& src) {
+  struct Field { size_t off, bytes; };
+  std::vector<Field> fields;
+  size_t block = 0;
+  if (aos == DType::Q8_0) block = 34, fields = {{2, 32}, {0, 2}};
+  if (aos == DType::Q4_K) block = 144, fields = {{16, 128}, {4, 12}, {0, 2}, {2, 2}};
+  if (aos == DType::Q6_K) block = 210, fields = {{0, 128}, {128, 64}, {192, 16}, {208, 2}};
+  const size_t nb = src.size() / block;
+  std::vector<uint8_t> dst(src.size());
+  size_t start = 0;
+  for (const Field& f : fields) {
+    for (size_t b = 0; b < nb; ++b) std::memcpy(&dst[start + b * f.bytes], &src[b * block + f.off], f.bytes);
+    start += nb * f.bytes;
+  }
+  return dst;
+}
+
+struct Batch {
+  std::vector<float> f32;
+  std::vector<int8_t> q8;
+  std::vector<float> d8, xs16;
+  dot::ActBatch view;
+};
+
+Batch make_batch(int64_t n, int ntok, std::mt19937& rng, Isa quant_isa) {
+  Batch b;
+  std::normal_distribution<float> g(0.0f, 1.0f);
+  b.f32.resize(static_cast<size_t>(n * ntok));
+  for (auto& v : b.f32) v = g(rng);
+  b.q8.resize(b.f32.size());
+  b.d8.resize(static_cast<size_t>(n / 32 * ntok));
+  b.xs16.resize(static_cast<size_t>(n / 16 * ntok));
+  for (int t = 0; t < ntok; ++t)
+    dot::quantize_acts(quant_isa, b.f32.data() + t * n, n, b.q8.data() + t * n, b.d8.data() + t * (n / 32),
+                       b.xs16.data() + t * (n / 16));
+  b.view = {n, ntok, b.f32.data(), n, b.q8.data(), b.d8.data(), b.xs16.data()};
+  return b;
+}
+
+std::vector<float> run(Isa isa, const dot::WeightMatrix& w, const dot::ActBatch& x, bool int8) {
+  std::vector<float> out(static_cast<size_t>(w.rows * x.ntok), 0.0f);
+  dot::matmul(isa, w, x, 0, w.rows, out.data(), w.rows, int8, false);
+  return out;
+}
+
+std::vector<Isa> simd_isas() {
+  std::vector<Isa> v;
+  for (Isa i : {Isa::Avx2, Isa::Avx512})
+    if (dot::isa_supported(i)) v.push_back(i);
+  return v;
+}
+
+TEST(CpuKernels, QuantizeActsSimdEqualsScalar) {
+  std::mt19937 rng(7);
+  for (Isa isa : simd_isas()) {
+    Batch a = make_batch(512, 1, rng, Isa::Scalar);
+    std::vector<int8_t> q(512);
+    std::vector<float> d(16), xs(32);
+    dot::quantize_acts(isa, a.f32.data(), 512, q.data(), d.data(), xs.data());
+    EXPECT_EQ(0, std::memcmp(q.data(), a.q8.data(), 512)) << dot::isa_name(isa);
+    for (int i = 0; i < 16; ++i) EXPECT_EQ(d[i], a.d8[i]);
+    for (int i = 0; i < 32; ++i) EXPECT_EQ(xs[i], a.xs16[i]);
+  }
+}
+
+TEST(CpuKernels, EverySimdKernelMatchesScalar) {
+  ASSERT_FALSE(simd_isas().empty()) << "this test machine should run AVX2 at least";
+  const int64_t rows = 7, n = 512;
+  std::mt19937 rng(42);
+  const DType types[] = {DType::F32, DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q5_0,
+                         DType::Q4_K, DType::Q6_K, DType::Q8_0_SOA, DType::Q4_K_SOA, DType::Q6_K_SOA};
+  for (DType t : types) {
+    const bool soa = dtype_is_soa(t);
+    std::vector<uint8_t> aos = random_tensor(soa ? dtype_aos_of(t) : t, rows, n, rng);
+    std::vector<uint8_t> data = soa ? to_soa(dtype_aos_of(t), aos) : aos;
+    const dot::WeightMatrix w{t, data.data(), n, rows};
+    for (int ntok : {1, 2, 3, 4, 5, 7}) {
+      Batch x = make_batch(n, ntok, rng, Isa::Scalar);
+      for (bool int8 : {false, true}) {
+        if (int8 && !dot::has_int8_kernel(t)) continue;
+        const std::vector<float> ref = run(Isa::Scalar, w, x.view, int8);
+        double ref_scale = 0;
+        for (float v : ref) ref_scale = std::max(ref_scale, std::fabs(static_cast<double>(v)));
+        ASSERT_GT(ref_scale, 0.0);
+        for (Isa isa : simd_isas()) {
+          const std::vector<float> got = run(isa, w, x.view, int8);
+          double worst = 0;
+          for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - ref[i]) / ref_scale);
+          EXPECT_LT(worst, 2e-5) << dtype_name(t) << " " << dot::isa_name(isa) << " ntok=" << ntok
+                                 << " int8=" << int8;
+        }
+      }
+      // int8 activations stay close to the float path (one int8 rounding per element).
+      if (dot::has_int8_kernel(t)) {
+        const std::vector<float> f = run(Isa::Scalar, w, x.view, false), q = run(Isa::Scalar, w, x.view, true);
+        double num = 0, den = 0;
+        for (size_t i = 0; i < f.size(); ++i) num += (f[i] - q[i]) * (f[i] - q[i]), den += f[i] * f[i];
+        EXPECT_LT(std::sqrt(num / den), 0.02) << dtype_name(t) << " int8 vs float, ntok=" << ntok;
+      }
+    }
+    if (soa) {  // the SoA form gives the same numbers as its AoS blocks
+      const dot::WeightMatrix wa{dtype_aos_of(t), aos.data(), n, rows};
+      Batch x = make_batch(n, 3, rng, Isa::Scalar);
+      for (Isa isa : simd_isas()) EXPECT_EQ(run(isa, w, x.view, true), run(isa, wa, x.view, true)) << dtype_name(t);
+      std::vector<float> r1(n), r2(n);
+      dot::dequantize_row(w, 5, r1.data());
+      dot::dequantize_row(wa, 5, r2.data());
+      EXPECT_EQ(r1, r2) << dtype_name(t);
+    }
+  }
+}
+
+TEST(CpuKernels, AccumulateAddsToOutput) {
+  std::mt19937 rng(3);
+  std::vector<uint8_t> data = random_tensor(DType::Q8_0, 4, 256, rng);
+  const dot::WeightMatrix w{DType::Q8_0, data.data(), 256, 4};
+  Batch x = make_batch(256, 2, rng, Isa::Scalar);
+  std::vector<float> plain = run(dot::best_isa(), w, x.view, true);
+  std::vector<float> acc(plain.size(), 1.5f);
+  dot::matmul(dot::best_isa(), w, x.view, 0, 4, acc.data(), 4, true, true);
+  for (size_t i = 0; i < acc.size(); ++i) EXPECT_NEAR(acc[i], plain[i] + 1.5f, 1e-5f);
+}
+
+TEST(CpuKernels, UnsupportedDtypeIsAClearError) {
+  std::vector<uint8_t> data(24 * 8);
+  const dot::WeightMatrix w{DType::Q5_1, data.data(), 32, 8};
+  EXPECT_FALSE(dot::supported(DType::Q5_1));
+  EXPECT_THROW(dot::row_fields(w, 0), Error);
+}
+
+}  // namespace
+}  // namespace p64
