@@ -1,0 +1,26 @@
+#pragma once
+#include <QString>
+#include <QTemporaryDir>
+
+#include <functional>
+
+namespace p64::ui::test {
+
+// ../shared/models/NAME (P64_SHARED_DIR overrides the build-time path).
+QString shared_model(const QString& name);
+
+// Settings of each test go to a folder of its own (CTest sets XDG_CONFIG_HOME too), so a test
+// never sees the user's recent files or theme.
+void isolate_settings(const QTemporaryDir& dir);
+
+// Polls the event loop until `done()` or `timeout_ms` passes; returns done().
+template <typename F>
+bool wait_until(F done, int timeout_ms = 60000);
+
+bool process_events_until(const std::function<bool()>& done, int timeout_ms);
+template <typename F>
+bool wait_until(F done, int timeout_ms) {
+  return process_events_until(std::function<bool()>(done), timeout_ms);
+}
+
+}  // namespace p64::ui::test
