@@ -1,0 +1,94 @@
+#include "engine/lab/sqlite_util.h"
+
+#include "engine/common/error.h"
+
+namespace p64::sql {
+
+void fail(sqlite3* db, const std::string& what) {
+  const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
+  throw Error(std::string(file && *file ? file : "lab store") + ": " + what + ": " +
+              (db ? sqlite3_errmsg(db) : "out of memory"));
+}
+
+void exec(sqlite3* db, const char* text) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, text, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    const char* file = sqlite3_db_filename(db, "main");
+    throw Error(std::string(file && *file ? file : "lab store") + ": " + msg);
+  }
+}
+
+Statement::Statement(sqlite3* db, std::string_view text) : db_(db) {
+  if (sqlite3_prepare_v2(db, text.data(), static_cast<int>(text.size()), &stmt_, nullptr) != SQLITE_OK)
+    fail(db, "cannot prepare \"" + std::string(text.substr(0, 60)) + "\"");
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+
+Statement& Statement::bind(int i, int64_t v) {
+  if (sqlite3_bind_int64(stmt_, i, v) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+Statement& Statement::bind(int i, double v) {
+  if (sqlite3_bind_double(stmt_, i, v) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+Statement& Statement::bind(int i, std::string_view v) {
+  if (sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT) != SQLITE_OK)
+    fail(db_, "bind");
+  return *this;
+}
+Statement& Statement::bind_null(int i) {
+  if (sqlite3_bind_null(stmt_, i) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
+Statement& Statement::bind_id(int i, int64_t id) { return id ? bind(i, id) : bind_null(i); }
+
+bool Statement::step() {
+  const int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  fail(db_, "statement failed");
+}
+
+void Statement::run() {
+  while (step()) {
+  }
+}
+
+void Statement::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+
+int64_t Statement::i64(int col) const { return sqlite3_column_int64(stmt_, col); }
+double Statement::f64(int col) const { return sqlite3_column_double(stmt_, col); }
+bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+std::string Statement::text(int col) const {
+  const auto* p = sqlite3_column_text(stmt_, col);
+  return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+           : std::string();
+}
+
+Transaction::Transaction(sqlite3* db) : db_(db), nested_(sqlite3_get_autocommit(db) == 0) {
+  exec(db, nested_ ? "SAVEPOINT p64_nested" : "BEGIN IMMEDIATE");
+}
+
+Transaction::~Transaction() {
+  if (done_) return;
+  if (nested_) {
+    sqlite3_exec(db_, "ROLLBACK TO p64_nested", nullptr, nullptr, nullptr);
+    sqlite3_exec(db_, "RELEASE p64_nested", nullptr, nullptr, nullptr);
+  } else {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+}
+
+void Transaction::commit() {
+  exec(db_, nested_ ? "RELEASE p64_nested" : "COMMIT");
+  done_ = true;
+}
+
+}  // namespace p64::sql

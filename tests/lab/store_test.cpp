@@ -1,0 +1,290 @@
+#include "engine/lab/store.h"
+
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/common/error.h"
+#include "engine/lab/plan_history.h"
+#include "engine/lab/schema.h"
+#include "engine/runtime/backend.h"
+#include "lab/toy_backend.h"
+#include "support/shared_files.h"
+
+namespace p64 {
+namespace {
+
+Store::Options no_import() {
+  Store::Options o;
+  o.import_plan_history = false;
+  return o;
+}
+
+RunBundle sample_run(int n_samples, const std::string& label) {
+  RunBundle b;
+  b.run.kind = RunKind::DecodeProxy;
+  b.run.backend = "toy";
+  b.run.config = "backend=toy";
+  b.run.label = label;
+  b.passport = Passport{};
+  b.passport->device.name = "toy device";
+  b.passport->device.backend = "toy";
+  for (int i = 0; i < n_samples; ++i) {
+    SampleRecord s;
+    s.rep = i;
+    s.decode_tok_s = 100.0 + i;
+    s.decode_tokens = 32;
+    b.samples.push_back(s);
+  }
+  return b;
+}
+
+int64_t count(sqlite3* db, const char* table) {
+  sqlite3_stmt* st = nullptr;
+  const std::string q = std::string("SELECT count(*) FROM ") + table;
+  EXPECT_EQ(sqlite3_prepare_v2(db, q.c_str(), -1, &st, nullptr), SQLITE_OK);
+  EXPECT_EQ(sqlite3_step(st), SQLITE_ROW);
+  const int64_t n = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return n;
+}
+
+std::string integrity(sqlite3* db) {
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, nullptr);
+  sqlite3_step(st);
+  std::string r = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  return r;
+}
+
+TEST(Store, FreshStoreIsWalWithForeignKeysAndLatestSchema) {
+  test::TempDir dir;
+  auto store = Store::open((dir / "sub" / "lab.db").string(), no_import());
+  EXPECT_EQ(store->schema_version(), latest_schema_version());
+  sqlite3_stmt* st = nullptr;
+  sqlite3_prepare_v2(store->handle(), "PRAGMA journal_mode", -1, &st, nullptr);
+  sqlite3_step(st);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_prepare_v2(store->handle(), "PRAGMA foreign_keys", -1, &st, nullptr);
+  sqlite3_step(st);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 1);
+  sqlite3_finalize(st);
+}
+
+TEST(Store, RunRoundTripWithSamplesOpsAndModel) {
+  test::TempDir dir;
+  auto store = Store::open((dir / "lab.db").string(), no_import());
+  auto model = test::make_toy_model();
+  RunBundle b = sample_run(3, "first");
+  b.model = store->describe_model(*model, "toy-in-memory");
+  OpSpan op;
+  op.name = "qkv";
+  op.group = OpGroup::Attn;
+  op.layer = 1;
+  op.dur_us = 12.5;
+  b.ops = {op, op};
+  const int64_t id = store->write_run(b);
+  auto run = store->run(id);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->kind, RunKind::DecodeProxy);
+  EXPECT_EQ(run->status, RunStatus::Ok);
+  EXPECT_EQ(run->device, "toy device");
+  EXPECT_NE(run->model_id, 0);
+  EXPECT_NE(run->passport_id, 0);
+  EXPECT_FALSE(run->finished_at.empty());
+  auto samples = store->samples(id);
+  ASSERT_EQ(samples.size(), 3u);
+  EXPECT_DOUBLE_EQ(samples[2].decode_tok_s, 102.0);
+  auto ops = store->timeline_ops(id);
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(ops[0].group, "ATTN");
+  EXPECT_EQ(ops[0].layer, 1);
+  auto m = store->model(run->model_id);
+  ASSERT_TRUE(m);
+  EXPECT_EQ(m->n_layer, 2u);
+  EXPECT_EQ(m->weight_bytes, model->weight_bytes());
+  EXPECT_EQ(m->sha256.size(), 64u);
+
+  // The same model and passport again reuse their rows.
+  RunBundle b2 = sample_run(1, "second");
+  b2.model = store->describe_model(*model, "toy-in-memory");
+  const int64_t id2 = store->write_run(b2);
+  EXPECT_EQ(store->run(id2)->model_id, run->model_id);
+  EXPECT_EQ(store->run(id2)->passport_id, run->passport_id);
+  RunFilter f;
+  f.kind = RunKind::DecodeProxy;
+  EXPECT_EQ(store->runs(f).size(), 2u);
+  f.kind = RunKind::Timeline;
+  EXPECT_TRUE(store->runs(f).empty());
+  EXPECT_EQ(store->latest_run_id(RunKind::DecodeProxy).value(), id2);
+}
+
+TEST(Store, AFailedWriteLeavesNoHalfRun) {
+  test::TempDir dir;
+  auto store = Store::open((dir / "lab.db").string(), no_import());
+  RunBundle b = sample_run(2, "bad");
+  b.comparison = ComparisonRecord{};
+  b.comparison->config_a = "a";
+  b.comparison->config_b = "b";
+  b.comparison->model_id = 999;  // no such model: the foreign key fails at the end
+  EXPECT_THROW(store->write_run(b), Error);
+  EXPECT_EQ(count(store->handle(), "runs"), 0);
+  EXPECT_EQ(count(store->handle(), "samples"), 0);
+}
+
+TEST(Store, MigratesAnOlderStoreKeepingItsRows) {
+  test::TempDir dir;
+  const std::string path = (dir / "old.db").string();
+  int64_t id = 0;
+  {
+    Store::Options o = no_import();
+    o.migrate_to = 1;  // a store as the first schema version wrote it
+    auto old = Store::open(path, o);
+    ASSERT_EQ(old->schema_version(), 1);
+    // Version 1 has no device/error columns and no comparisons table; write a run by hand.
+    sqlite3_exec(old->handle(),
+                 "INSERT INTO passports (fingerprint, device_name, json, created_at) VALUES ('fp', 'old gpu', '{}', 'x');"
+                 "INSERT INTO runs (kind, status, passport_id, backend, started_at) VALUES ('decode-proxy', 'ok', 1, "
+                 "'cpu', '2026-01-01T00:00:00Z');"
+                 "INSERT INTO samples (run_id, rep, decode_tok_s) VALUES (1, 0, 42.5);",
+                 nullptr, nullptr, nullptr);
+    id = sqlite3_last_insert_rowid(old->handle());
+    EXPECT_EQ(id, 1);
+    sqlite3_stmt* st = nullptr;
+    EXPECT_NE(sqlite3_prepare_v2(old->handle(), "SELECT * FROM comparisons", -1, &st, nullptr), SQLITE_OK);
+    sqlite3_finalize(st);
+  }
+  auto store = Store::open(path, no_import());
+  EXPECT_EQ(store->schema_version(), latest_schema_version());
+  auto run = store->run(1);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->device, "old gpu");  // version 4 fills the new column from the passport
+  ASSERT_EQ(store->samples(1).size(), 1u);
+  EXPECT_DOUBLE_EQ(store->samples(1)[0].decode_tok_s, 42.5);
+  EXPECT_TRUE(store->comparisons().empty());
+  EXPECT_EQ(integrity(store->handle()), "ok");
+}
+
+TEST(Store, RefusesANewerSchemaAndLeavesTheFileUntouched) {
+  test::TempDir dir;
+  const std::string path = (dir / "future.db").string();
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    sqlite3_exec(db, "CREATE TABLE future (x); PRAGMA user_version = 99;", nullptr, nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  auto read_all = [&] {
+    std::ifstream f(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(f), {});
+  };
+  const std::string before = read_all();
+  try {
+    Store::open(path);
+    FAIL() << "a newer store was opened";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("future.db"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_all(), before);
+  EXPECT_FALSE(std::filesystem::exists(path + "-wal"));
+}
+
+TEST(Store, RefusesAFileThatIsNotADatabase) {
+  test::TempDir dir;
+  const std::string path = (dir / "junk.db").string();
+  std::ofstream(path) << std::string(4096, 'x');
+  EXPECT_THROW(Store::open(path), Error);
+}
+
+TEST(Store, TwoProcessesWritingAtOnceLoseNothing) {
+  test::TempDir dir;
+  const std::string path = (dir / "lab.db").string();
+  Store::open(path, no_import());  // create and migrate before the writers start
+  constexpr int kRunsEach = 40;
+  pid_t kids[2];
+  for (int k = 0; k < 2; ++k) {
+    kids[k] = fork();
+    ASSERT_GE(kids[k], 0);
+    if (kids[k] == 0) {
+      int rc = 0;
+      try {
+        auto store = Store::open(path, no_import());  // a connection of the child's own
+        for (int i = 0; i < kRunsEach; ++i) store->write_run(sample_run(5, "proc" + std::to_string(k)));
+      } catch (...) {
+        rc = 1;
+      }
+      _exit(rc);
+    }
+  }
+  for (pid_t pid : kids) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0);
+  }
+  auto store = Store::open(path, no_import());
+  EXPECT_EQ(count(store->handle(), "runs"), 2 * kRunsEach);
+  EXPECT_EQ(count(store->handle(), "samples"), 2 * kRunsEach * 5);
+  EXPECT_EQ(count(store->handle(), "passports"), 1);
+  EXPECT_EQ(integrity(store->handle()), "ok");
+  for (const auto& r : store->runs()) EXPECT_EQ(store->samples(r.id).size(), 5u) << "run " << r.id;
+}
+
+TEST(Store, ChatSessionsAndMessages) {
+  test::TempDir dir;
+  auto store = Store::open((dir / "lab.db").string(), no_import());
+  ChatSessionRecord s;
+  s.backend = "cpu";
+  s.title = "hello";
+  const int64_t sid = store->create_chat_session(s);
+  ChatMessageRecord m;
+  m.session_id = sid;
+  m.role = "user";
+  m.content = "Once upon a time";
+  store->append_chat_message(m);
+  m.role = "assistant";
+  m.content = "there was a lab.";
+  m.tokens = 5;
+  store->append_chat_message(m);
+  auto msgs = store->chat_messages(sid);
+  ASSERT_EQ(msgs.size(), 2u);
+  EXPECT_EQ(msgs[0].seq, 1);
+  EXPECT_EQ(msgs[1].seq, 2);
+  EXPECT_EQ(msgs[1].role, "assistant");
+  m.role = "robot";  // not a chat role
+  EXPECT_THROW(store->append_chat_message(m), Error);
+}
+
+TEST(Store, SwitchSyncKeepsAVerdictChangedStatus) {
+  test::TempDir dir;
+  auto store = Store::open((dir / "lab.db").string(), no_import());
+  test::ToyBackend toy;
+  store->sync_switches("toy", toy.switches());
+  auto opts = store->find_optimisations("fast");
+  ASSERT_EQ(opts.size(), 1u);
+  EXPECT_EQ(opts[0].status, OptStatus::Candidate);
+  store->record_status(opts[0].id, OptStatus::Rejected, "lost an A/B", 0, "0.9x");
+  store->sync_switches("toy", toy.switches());  // a later start registers the same switches
+  opts = store->find_optimisations("fast");
+  EXPECT_EQ(opts[0].status, OptStatus::Rejected);
+  auto hist = store->optimisation_history(opts[0].id);
+  ASSERT_EQ(hist.size(), 2u);
+  EXPECT_FALSE(hist[0].old_status.has_value());
+  EXPECT_EQ(hist[1].old_status, OptStatus::Candidate);
+  EXPECT_EQ(hist[1].new_status, OptStatus::Rejected);
+  OptimisationFilter f;
+  f.status = OptStatus::OptIn;
+  EXPECT_EQ(store->optimisations(f).size(), 2u);
+}
+
+}  // namespace
+}  // namespace p64
