@@ -65,6 +65,10 @@ class Backend {
   // Per-op spans from the device's own clock; nullptr turns timing off (no cost).
   virtual void set_timeline(TimelineSink* sink) = 0;
   virtual uint64_t device_memory_peak() const = 0;       // bytes, weights + KV + scratch
+  // Bytes of K and V that one cached position holds across all layers (what attention reads
+  // per position per token; the lab's effective-GB/s figure uses it). 0 = not stated, and
+  // the lab then assumes fp16 K and V.
+  virtual uint64_t kv_bytes_per_position() const { return 0; }
 };
 
 }  // namespace p64
