@@ -6,9 +6,19 @@
 #include "p64/build_info.h"
 #include "ui/app/theme.h"
 
+// Resources of a static library are registered by hand (the macro must be used outside a namespace).
+static void init_p64lab_resources() { Q_INIT_RESOURCE(p64lab); }
+
 namespace p64::ui {
 
+void init_resources() {
+  static bool done = false;
+  if (!done) init_p64lab_resources();
+  done = true;
+}
+
 void init_application_metadata() {
+  init_resources();
   QApplication::setOrganizationName("p64lab");
   QApplication::setOrganizationDomain("p64lab.org");
   QApplication::setApplicationName("p64lab");

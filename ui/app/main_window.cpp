@@ -23,6 +23,7 @@
 #include <QUrl>
 
 #include "p64/build_info.h"
+#include "ui/app/application.h"
 #include "ui/app/recent_files.h"
 #include "ui/app/theme.h"
 #include "ui/app/workbench.h"
@@ -40,6 +41,7 @@ bool looks_like_model_path(const QString& path) {
 }
 
 MainWindow::MainWindow(Workbench& workbench, QWidget* parent) : QMainWindow(parent), wb_(workbench) {
+  init_resources();
   setWindowTitle("P64 Lab");
   setWindowIcon(QIcon(":/icons/p64lab.svg"));
   setAcceptDrops(true);

@@ -51,6 +51,11 @@ class Workbench : public QObject {
 
   // Asks the window to show a panel ("models", "chat", ...); panels use it to hand over.
   void show_panel(const QString& id) { Q_EMIT panel_requested(id); }
+  // Shows one stored run in the Runs panel (links from the history and the A/B page).
+  void show_run(qint64 run_id) {
+    show_panel("runs");
+    Q_EMIT run_requested(run_id);
+  }
 
  Q_SIGNALS:
   void model_changed();
@@ -59,6 +64,7 @@ class Workbench : public QObject {
   void jobs_changed();
   void panel_requested(const QString& id);
   void open_requested(const QString& path);
+  void run_requested(qint64 run_id);
   // A run/comparison/optimisation was written to the store: views reload.
   void store_written();
   void message(const QString& text);

@@ -1,5 +1,7 @@
 #include "ui/panels/panel_factory.h"
 
+#include "ui/panels/models_panel.h"
+#include "ui/panels/optimisations_panel.h"
 #include "ui/panels/passport_panel.h"
 #include "ui/panels/pending_panel.h"
 
@@ -7,14 +9,14 @@ namespace p64::ui {
 
 QList<Panel*> create_panels(Workbench& wb) {
   QList<Panel*> p;
-  p << new PendingPanel(wb, "models", QObject::tr("Models"), "engine/format/p64_reader.h");
+  p << new ModelsPanel(wb);
   p << new PendingPanel(wb, "chat", QObject::tr("Chat"), "engine/runtime/session.h");
   p << new PendingPanel(wb, "runs", QObject::tr("Runs"), "engine/lab/store.h");
   p << new PendingPanel(wb, "ab", QObject::tr("A/B"), "engine/lab/ab.h");
   p << new PendingPanel(wb, "timeline", QObject::tr("Timeline"), "engine/lab/timeline.h");
   p << new PendingPanel(wb, "roofline", QObject::tr("Roofline"), "engine/lab/store.h");
   p << new PendingPanel(wb, "scoreboard", QObject::tr("Scoreboard"), "engine/lab/report.h");
-  p << new PendingPanel(wb, "optimisations", QObject::tr("Optimisations"), "engine/lab/optimisations.h");
+  p << new OptimisationsPanel(wb);
   p << new PassportPanel(wb);
   return p;
 }

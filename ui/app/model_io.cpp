@@ -1,0 +1,38 @@
+#include "ui/app/model_io.h"
+
+#include <QDir>
+#include <QFileInfo>
+
+#include "engine/format/p64_reader.h"
+#include "engine/format/synth.h"
+
+namespace p64::ui {
+
+bool is_p64_path(const QString& path) { return QFileInfo(path).suffix().compare("p64", Qt::CaseInsensitive) == 0; }
+
+LoadedModel load_p64(const std::string& path, const ProgressFn& progress) {
+  LoadedModel out;
+  if (progress && !progress(0.0, "reading the sections")) throw Cancelled();
+  out.contents = std::make_shared<const P64Contents>(inspect_p64(path));
+  out.model = open_p64(path, [&](double f, std::string_view what) {
+    return progress ? progress(0.05 + 0.95 * f, what) : true;
+  });
+  return out;
+}
+
+void write_synthetic_gguf(const std::string& preset, const std::string& quant, uint64_t seed,
+                          const std::string& gguf_path, const ProgressFn& progress) {
+  QDir().mkpath(QFileInfo(QString::fromStdString(gguf_path)).absolutePath());
+  SynthOptions options;
+  options.seed = seed;
+  options.progress = progress;
+  write_synth(plan_synth(synth_preset(preset), synth_quant_from_name(quant)), gguf_path, options);
+}
+
+QString default_p64_path(const QString& source) {
+  const QFileInfo fi(source);
+  if (fi.isDir()) return fi.absoluteFilePath() + ".p64";
+  return fi.absolutePath() + "/" + fi.completeBaseName() + ".p64";
+}
+
+}  // namespace p64::ui

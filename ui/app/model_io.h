@@ -1,0 +1,32 @@
+#pragma once
+// Model file work the panels run on worker threads: thin calls into engine/format, in one
+// place so the panels and the tests use the same sequence (inspect, then open for decode).
+#include <QString>
+
+#include <memory>
+#include <string>
+
+#include "engine/common/progress.h"
+
+namespace p64 {
+class Model;
+struct P64Contents;
+}  // namespace p64
+
+namespace p64::ui {
+
+struct LoadedModel {
+  std::shared_ptr<const P64Contents> contents;  // what the file says about itself
+  std::shared_ptr<const Model> model;           // ready for a backend (every CRC checked)
+};
+
+bool is_p64_path(const QString& path);
+// A .p64 parsed (inspect) and opened (open_p64, tensor CRCs with progress).
+LoadedModel load_p64(const std::string& path, const ProgressFn& progress);
+// Writes a synthetic GGUF of `preset` with `quant` to `gguf_path`.
+void write_synthetic_gguf(const std::string& preset, const std::string& quant, uint64_t seed,
+                          const std::string& gguf_path, const ProgressFn& progress);
+// The .p64 path a conversion of `source` writes by default (beside it).
+QString default_p64_path(const QString& source);
+
+}  // namespace p64::ui
