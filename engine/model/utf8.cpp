@@ -41,12 +41,15 @@ char32_t decode_at(std::string_view s, size_t pos, size_t& len) {
   const auto b0 = static_cast<uint8_t>(s[pos]);
   const size_t n = sequence_length(b0);
   if (n == 1) return b0;
-  if (n == 0 || pos + n > s.size()) return 0xFFFD;
+  if (n == 0) return 0xFFFD;
   char32_t cp = b0 & (0x7F >> n);
   for (size_t i = 1; i < n; ++i) {
-    const auto b = static_cast<uint8_t>(s[pos + i]);
-    if ((b & 0xC0) != 0x80) return 0xFFFD;
-    cp = (cp << 6) | (b & 0x3F);
+    // A sequence cut short is one malformed unit (one U+FFFD), not one per byte.
+    if (pos + i >= s.size() || (static_cast<uint8_t>(s[pos + i]) & 0xC0) != 0x80) {
+      len = i;
+      return 0xFFFD;
+    }
+    cp = (cp << 6) | (static_cast<uint8_t>(s[pos + i]) & 0x3F);
   }
   // Overlong forms, surrogates and values past U+10FFFF are malformed, not characters.
   static constexpr char32_t min_of_len[5] = {0, 0, 0x80, 0x800, 0x10000};

@@ -15,7 +15,8 @@ void append(std::string& out, char32_t cp);
 std::string encode(char32_t cp);
 
 // Decodes the sequence at s[pos]; sets `len` to the bytes it used (at least 1). Returns
-// U+FFFD for a malformed or truncated sequence (len 1 then), so callers always advance.
+// U+FFFD for a malformed sequence; a lead byte with too few continuation bytes is one unit
+// (len covers them), so a character cut short becomes a single U+FFFD.
 char32_t decode_at(std::string_view s, size_t pos, size_t& len);
 
 // How many bytes at the end of `s` form the start of a sequence that is not yet complete
