@@ -1,0 +1,116 @@
+// p64 timeline: per-op split of decode (and one prefill), optional Chrome trace.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/command_registry.h"
+#include "engine/common/error.h"
+#include "engine/lab/lab_run.h"
+#include "engine/lab/timeline_run.h"
+#include "engine/model/model.h"
+
+namespace p64::cli {
+namespace {
+
+struct Args {
+  std::string model;
+  std::string backend = "auto";
+  int tokens = 16;
+  int prompt_tokens = 32;
+  int top = 10;
+  uint32_t threads = 0;
+  std::vector<std::string> opts;
+  std::string trace;
+  bool json = false;
+  std::string db = default_store_path();
+  bool no_store = false;
+};
+
+void run(const Args& a) {
+  const LabConfig config = LabConfig::from_options(a.backend, a.threads, a.opts);
+  auto model = open_lab_model(a.model);
+  std::unique_ptr<Store> store = a.no_store ? nullptr : Store::open(a.db);
+  LoadedBackend lb = load_backend(config, model, static_cast<uint32_t>(a.prompt_tokens + a.tokens + 1));
+  if (store) store->sync_switches(lb.name, lb.backend->switches());
+  TimelineParams p;
+  p.decode_tokens = a.tokens;
+  p.prompt_tokens = a.prompt_tokens;
+  TimelineResult r = run_timeline(*lb.backend, *model, p, stderr_progress_line("timeline"));
+  if (r.spans.empty())
+    throw Error("timeline: backend '" + lb.name + "' reported no spans (it does not implement set_timeline)");
+
+  if (!a.trace.empty()) {
+    std::ofstream out(a.trace);
+    if (!out) throw Error(a.trace + ": cannot write the trace");
+    out << chrome_trace(r.spans, "p64 timeline " + a.model + " (" + lb.name + ")").dump();
+    if (!out) throw Error(a.trace + ": write failed");
+  }
+  nlohmann::json summary = r.summary;
+  summary["decode_wall_ms"] = r.decode_wall_ms;
+  summary["prefill_wall_ms"] = r.prefill_wall_ms;
+  summary["coverage"] = r.coverage;
+  summary["tokens"] = a.tokens;
+  summary["prompt_tokens"] = a.prompt_tokens;
+  int64_t run_id = 0;
+  if (store) {
+    RunBundle b = begin_run_bundle(store.get(), RunKind::Timeline, *model, a.model, lb, config);
+    b.ops = r.spans;
+    b.run.params_json = nlohmann::json{{"tokens", a.tokens}, {"prompt_tokens", a.prompt_tokens}}.dump();
+    b.run.summary_json = summary.dump();
+    SampleRecord s;
+    s.prompt_tokens = a.prompt_tokens;
+    s.decode_tokens = a.tokens;
+    s.decode_tok_s = r.decode_wall_ms > 0 ? a.tokens / (r.decode_wall_ms / 1e3) : 0;  // with timing on
+    s.peak_device_bytes = lb.backend->device_memory_peak();
+    b.samples.push_back(s);
+    run_id = store->write_run(std::move(b));
+  }
+  if (a.json) {
+    summary["run_id"] = run_id;
+    summary["backend"] = lb.name;
+    std::cout << summary.dump(2) << "\n";
+    return;
+  }
+  const TimelineSummary& t = r.summary;
+  std::printf("timeline %s, backend %s (%s)\n", a.model.c_str(), lb.name.c_str(), lb.passport.device.name.c_str());
+  std::printf("  %d decode steps: wall %.3f ms/step, spans %.3f ms/step (coverage %.1f%%); prefill of %d: wall %.3f ms, spans %.3f ms\n",
+              t.steps, r.decode_wall_ms / std::max(1, a.tokens), t.span_ms_per_step, 100 * r.coverage, a.prompt_tokens,
+              r.prefill_wall_ms, t.prefill_ms);
+  std::printf("  dispatches: %.1f per layer (%d layers), %.1f per decode step\n\n", t.dispatches_per_layer, t.layers,
+              t.dispatches_per_step);
+  std::printf("  %-8s %10s %7s\n", "group", "ms/step", "share");
+  for (const auto& g : t.groups) std::printf("  %-8s %10.4f %6.1f%%\n", g.group.c_str(), g.ms, 100 * g.share);
+  std::printf("\n  %-12s %-7s %10s %6s %7s\n", "top op", "group", "ms/step", "count", "share");
+  int shown = 0;
+  for (const auto& o : t.top_ops) {
+    if (shown++ >= a.top) break;
+    std::printf("  %-12s %-7s %10.4f %6d %6.1f%%\n", o.name.c_str(), o.group.c_str(), o.ms, o.count, 100 * o.share);
+  }
+  if (!a.trace.empty()) std::printf("\n  trace: %s (open in https://ui.perfetto.dev)\n", a.trace.c_str());
+  if (store) std::printf("  stored as run %lld in %s\n", static_cast<long long>(run_id), store->path().c_str());
+}
+
+const CommandRegistration reg(41, [](CLI::App& root) {
+  auto args = std::make_shared<Args>();
+  CLI::App* c = root.add_subcommand("timeline", "Per-op device spans of decode and one prefill, split by op group");
+  c->add_option("model", args->model, "Model file (.p64)")->required()->check(CLI::ExistingFile);
+  c->add_option("--backend", args->backend, "Backend: auto (cuda > vulkan > cpu), cpu, cuda, vulkan")->capture_default_str();
+  c->add_option("--tokens", args->tokens, "Decode steps to record")->capture_default_str()->check(CLI::Range(1, 1 << 16));
+  c->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length of the recorded prefill")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1 << 16));
+  c->add_option("--top", args->top, "How many top ops to print")->capture_default_str();
+  c->add_option("--threads", args->threads, "CPU threads (0 = all)")->capture_default_str();
+  c->add_option("--opt", args->opts, "Optimisation switch NAME=VALUE (repeatable)");
+  c->add_option("--trace", args->trace, "Write Chrome trace-event JSON here (Perfetto opens it)");
+  c->add_flag("--json", args->json, "Print the summary as JSON")->capture_default_str();
+  c->add_option("--db", args->db, "Lab store (SQLite)")->capture_default_str();
+  c->add_flag("--no-store", args->no_store, "Do not write the run to the store")->capture_default_str();
+  c->callback([args] { run(*args); });
+});
+
+}  // namespace
+}  // namespace p64::cli

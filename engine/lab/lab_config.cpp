@@ -1,0 +1,116 @@
+#include "engine/lab/lab_config.h"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include "engine/common/error.h"
+#include "engine/runtime/backend_registry.h"
+#include "engine/runtime/host_bandwidth.h"
+
+namespace p64 {
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+uint32_t parse_u32(std::string_view key, std::string_view v) {
+  try {
+    size_t used = 0;
+    const unsigned long n = std::stoul(std::string(v), &used);
+    if (used != v.size()) throw std::invalid_argument("trailing");
+    return static_cast<uint32_t>(n);
+  } catch (const std::exception&) {
+    throw Error("config: " + std::string(key) + "=" + std::string(v) + " is not a whole number");
+  }
+}
+
+}  // namespace
+
+LabConfig LabConfig::parse(std::string_view text) {
+  LabConfig c;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = trim(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos)
+      throw Error("config: '" + std::string(item) + "' is not KEY=VALUE (keys: backend, opt.NAME, threads, ctx, device)");
+    const std::string_view key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+    if (key == "backend") c.backend = std::string(value);
+    else if (key.rfind("opt.", 0) == 0 && key.size() > 4) c.switches[std::string(key.substr(4))] = std::string(value);
+    else if (key == "threads") c.threads = parse_u32(key, value);
+    else if (key == "ctx") c.max_context = parse_u32(key, value);
+    else if (key == "device") c.device = std::string(value);
+    else throw Error("config: unknown key '" + std::string(key) + "' (keys: backend, opt.NAME, threads, ctx, device)");
+  }
+  return c;
+}
+
+LabConfig LabConfig::from_options(std::string backend, uint32_t threads, const std::vector<std::string>& opts) {
+  LabConfig c;
+  c.backend = std::move(backend);
+  c.threads = threads;
+  for (const auto& o : opts) {
+    const auto eq = o.find('=');
+    if (eq == std::string::npos || eq == 0) throw Error("--opt " + o + ": expected NAME=VALUE");
+    std::string name = o.substr(0, eq);
+    if (name.rfind("opt.", 0) == 0) name = name.substr(4);
+    c.switches[name] = o.substr(eq + 1);
+  }
+  return c;
+}
+
+std::string LabConfig::to_string() const {
+  std::string s = "backend=" + backend;
+  for (const auto& [k, v] : switches) s += ",opt." + k + "=" + v;
+  if (threads) s += ",threads=" + std::to_string(threads);
+  if (max_context) s += ",ctx=" + std::to_string(max_context);
+  if (!device.empty()) s += ",device=" + device;
+  return s;
+}
+
+BackendOptions LabConfig::backend_options(uint32_t needed_context) const {
+  BackendOptions o;
+  o.switches = switches;
+  o.threads = threads;
+  o.device = device;
+  o.max_context = max_context ? max_context : std::max<uint32_t>(needed_context, 64);
+  return o;
+}
+
+std::string single_differing_switch(const LabConfig& a, const LabConfig& b) {
+  std::set<std::string> keys;
+  for (const auto& kv : a.switches) keys.insert(kv.first);
+  for (const auto& kv : b.switches) keys.insert(kv.first);
+  std::vector<std::string> differing;
+  for (const auto& k : keys) {
+    auto ia = a.switches.find(k), ib = b.switches.find(k);
+    if (ia == a.switches.end() || ib == b.switches.end() || ia->second != ib->second) differing.push_back(k);
+  }
+  return differing.size() == 1 ? differing.front() : std::string();
+}
+
+Passport lab_passport(Backend& backend) {
+  Passport p = backend.passport();
+  if (p.device.backend.empty()) p.device.backend = backend.name();
+  if (p.measured.read_gbs <= 0 && backend.name() == "cpu") p.measured = measure_host_bandwidth();
+  return p;
+}
+
+LoadedBackend load_backend(const LabConfig& config, std::shared_ptr<const Model> model, uint32_t needed_context) {
+  LoadedBackend lb;
+  lb.name = resolve_backend_name(config.backend);
+  lb.backend = create_backend(lb.name);
+  lb.passport = lab_passport(*lb.backend);
+  const auto t0 = std::chrono::steady_clock::now();
+  lb.backend->load(std::move(model), config.backend_options(needed_context));
+  lb.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  return lb;
+}
+
+}  // namespace p64

@@ -1,0 +1,51 @@
+#pragma once
+// A lab configuration: which backend, with which optimisation switches. One string form is
+// shared by the CLI (`--a "backend=cpu,opt.kv_f16=1"`), the store's runs.config column and
+// the GUI's A/B editor, so a stored run can be re-run from its own config text.
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/runtime/backend.h"
+
+namespace p64 {
+
+struct LabConfig {
+  std::string backend = "auto";
+  std::map<std::string, std::string> switches;  // opt.NAME=VALUE
+  uint32_t threads = 0;                          // 0 = the backend's default
+  uint32_t max_context = 0;                      // 0 = the lab's default (enough for the run)
+  std::string device;
+
+  // "backend=cpu,opt.gemv_rows=2,threads=4,device=0" (order-free; whitespace around items ok).
+  // Throws p64::Error on an unknown key or an item without '='.
+  static LabConfig parse(std::string_view text);
+  // From CLI pieces: --backend, --threads and repeated --opt NAME=VALUE.
+  static LabConfig from_options(std::string backend, uint32_t threads, const std::vector<std::string>& opts);
+  std::string to_string() const;  // canonical form: backend first, then sorted switches
+  BackendOptions backend_options(uint32_t needed_context) const;
+};
+
+// The switch (if exactly one) whose value differs between a and b; empty otherwise.
+std::string single_differing_switch(const LabConfig& a, const LabConfig& b);
+
+struct LoadedBackend {
+  std::unique_ptr<Backend> backend;
+  std::string name;     // resolved ("auto" -> "cpu")
+  Passport passport;    // with measured bandwidth (measured here for the CPU when it has none)
+  double load_ms = 0;   // backend load(): the cold-start cost, reported beside the warm figures
+};
+
+// Creates the backend by name (auto = rank: cuda > vulkan > cpu among those available), takes
+// its passport and loads the model with the configuration's switches.
+LoadedBackend load_backend(const LabConfig& config, std::shared_ptr<const Model> model, uint32_t needed_context);
+
+// Passport of a created backend; for the CPU backend a missing measured read bandwidth is
+// filled by measure_host_bandwidth() so every stored run has a roofline ceiling.
+Passport lab_passport(Backend& backend);
+
+}  // namespace p64
