@@ -9,13 +9,10 @@
 #include "engine/common/mapped_file.h"
 #include "engine/format/gguf_model.h"
 #include "engine/format/gguf_reader.h"
+#include "engine/format/llama2c_reader.h"
 #include "engine/format/p64_reader.h"
 #include "engine/model/hf_tokenizer_json.h"
 #include "engine/model/tiktoken.h"
-#if __has_include("engine/format/llama2c_reader.h")
-#include "engine/format/llama2c_reader.h"
-#define P64_HAVE_LLAMA2C_READER 1
-#endif
 
 namespace p64 {
 namespace {
@@ -74,13 +71,7 @@ Vocabulary load_vocabulary(const std::string& path) {
   const size_t first = head.find_first_not_of(" \t\r\n");
   if (first != std::string_view::npos && head[first] == '{') return read_hf_tokenizer_json(path);
   if (looks_like_tiktoken(head)) return read_tiktoken_model(path);
-  if (const size_t n = llama2c_token_count(*file); n > 0) {
-#ifdef P64_HAVE_LLAMA2C_READER
-    return read_llama2c_tokenizer(path, static_cast<uint32_t>(n));
-#else
-    throw Error(path + ": a llama2.c tokenizer file, but this build has no llama2.c reader yet");
-#endif
-  }
+  if (const size_t n = llama2c_token_count(*file); n > 0) return read_llama2c_tokenizer(path, static_cast<uint32_t>(n));
   throw Error(path + ": not a vocabulary this build reads (expected a .p64, a GGUF, a llama2.c tokenizer, "
                      "a tiktoken .model or a tokenizer.json)");
 }

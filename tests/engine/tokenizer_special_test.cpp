@@ -8,6 +8,7 @@
 #include "engine/model/tiktoken.h"
 #include "engine/model/tokenizer.h"
 #include "engine/model/utf8.h"
+#include "engine/model/vocab_loader.h"
 #include "support/shared_files.h"
 
 using namespace p64;
@@ -170,4 +171,18 @@ TEST(TokenizerErrors, EmptyVocabularyAndUnknownPreTokenizer) {
   v.pre = "gpt-2";
   v.bos_id = 7;
   EXPECT_THROW(Tokenizer::create(v), Error);
+}
+
+TEST(TokenizerSources, SameVocabularyFromDifferentFilesTokenizesAlike) {
+  const auto l2c = Tokenizer::create(load_vocabulary(test::shared_model("tok512.bin").string()));
+  const auto gguf = Tokenizer::create(load_vocabulary(test::shared_model("stories260K.gguf").string()));
+  const auto spm = Tokenizer::create(load_vocabulary(test::shared_model("ggml-vocab-llama-spm.gguf").string()));
+  const auto tiny = Tokenizer::create(load_vocabulary(test::shared_model("llama-2-tiny-random.gguf").string()));
+  EXPECT_EQ(l2c->n_vocab(), 512u);
+  for (const std::string s : {"Once upon a time, there was a little girl named Lily.", "  spaces\nand lines", "Führer 𝄞"}) {
+    EXPECT_EQ(l2c->encode(s, true, true), gguf->encode(s, true, true)) << s;
+    EXPECT_EQ(spm->encode(s, true, true), tiny->encode(s, true, true)) << s;
+    EXPECT_EQ(l2c->decode(l2c->encode(s, false, false)), " " + s);
+  }
+  EXPECT_EQ(l2c->encode("Once", true, false).front(), 1);  // BOS, as llama2.c's run.c prepends
 }
