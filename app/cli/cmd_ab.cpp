@@ -1,0 +1,104 @@
+// p64 ab: interleaved A/B of two configurations with quality gate and the plan's verdict.
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/command_registry.h"
+#include "engine/lab/ab.h"
+#include "engine/lab/lab_run.h"
+#include "engine/lab/store.h"
+#include "engine/runtime/backend_registry.h"
+#include "engine/model/model.h"
+
+namespace p64::cli {
+namespace {
+
+struct Args {
+  std::string model;
+  std::string a = "backend=cpu";
+  std::string b;
+  std::string switch_name;
+  int runs = 3;
+  int warmup = 1;
+  int tokens = 32;
+  int prompt_tokens = 32;
+  int quality_tokens = 32;
+  bool json = false;
+  std::string db = default_store_path();
+  bool no_store = false;
+};
+
+void print_side(const char* label, const AbSide& s) {
+  std::printf("  %-2s %-44s %9.2f %9.2f %9.2f  [", label, s.config.to_string().c_str(), s.decode_tok_s.median,
+              s.decode_tok_s.min, s.decode_tok_s.max);
+  for (size_t i = 0; i < s.samples.size(); ++i) std::printf("%s%.2f", i ? " " : "", s.samples[i].decode_tok_s);
+  std::printf("]\n");
+}
+
+void run(const Args& a) {
+  const LabConfig ca = LabConfig::parse(a.a), cb = LabConfig::parse(a.b);
+  auto model = open_lab_model(a.model);
+  std::unique_ptr<Store> store = a.no_store ? nullptr : Store::open(a.db);
+  AbParams p;
+  p.runs = a.runs;
+  p.warmup = a.warmup;
+  p.decode_tokens = a.tokens;
+  p.prompt_tokens = a.prompt_tokens;
+  p.quality_tokens = a.quality_tokens;
+  AbResult r = run_ab(ca, cb, model, p, a.switch_name, stderr_progress_line("ab"));
+  StoredAb stored;
+  if (store) {
+    for (const AbSide* s : {&r.a, &r.b}) {
+      auto backend = create_backend(s->backend);
+      store->sync_switches(s->backend, backend->switches());
+    }
+    stored = judge_and_store_ab(*store, r, *model, a.model);
+  } else {
+    stored.outcome = judge_ab(r, std::nullopt);
+  }
+  const VerdictOutcome& o = stored.outcome;
+  if (a.json) {
+    nlohmann::json j = ab_to_json(r, o);
+    j["run_id"] = stored.run_id;
+    j["previous_verdict"] = stored.previous ? std::string(to_string(*stored.previous)) : std::string();
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::printf("A/B %s  (%d runs each, interleaved ABAB..., %d decode tokens)\n", a.model.c_str(), a.runs, a.tokens);
+  std::printf("  %-2s %-44s %9s %9s %9s  %s\n", "", "config", "median", "min", "max", "decode tok/s per run");
+  print_side("A", r.a);
+  print_side("B", r.b);
+  std::printf("\n  B/A %.3f [%.3f-%.3f]  (%+.1f%%)\n", o.ratio_median, o.ratio_min, o.ratio_max,
+              100 * (o.ratio_median - 1));
+  std::printf("  quality B vs A:         %s\n", r.b_vs_a.summary().c_str());
+  if (r.b_vs_reference) std::printf("  quality B vs reference: %s\n", r.b_vs_reference->summary().c_str());
+  else std::printf("  quality B vs reference: A is the reference (%s)\n", r.reference.c_str());
+  std::printf("  switch: %s  previous verdict: %s\n", r.switch_name.empty() ? "(none: configs differ in more than one)" : r.switch_name.c_str(),
+              stored.previous ? std::string(to_string(*stored.previous)).c_str() : "none");
+  std::printf("\n  VERDICT: %s — %s\n", std::string(to_string(o.verdict)).c_str(), o.reason.c_str());
+  if (store) std::printf("  stored as run %lld in %s\n", static_cast<long long>(stored.run_id), store->path().c_str());
+}
+
+const CommandRegistration reg(42, [](CLI::App& root) {
+  auto args = std::make_shared<Args>();
+  CLI::App* c = root.add_subcommand("ab", "Interleaved A/B of two configurations with quality gate and verdict");
+  c->add_option("model", args->model, "Model file (.p64)")->required()->check(CLI::ExistingFile);
+  c->add_option("--a", args->a, "Config A, e.g. \"backend=cpu\"")->capture_default_str();
+  c->add_option("--b", args->b, "Config B, e.g. \"backend=cpu,opt.kv_f16=1\"")->required();
+  c->add_option("--switch", args->switch_name, "Switch the verdict is about (default: the one switch that differs)");
+  c->add_option("--runs", args->runs, "Measured runs per side (>= 2)")->capture_default_str()->check(CLI::Range(2, 1000));
+  c->add_option("--warmup", args->warmup, "Untimed runs per side first")->capture_default_str();
+  c->add_option("--tokens", args->tokens, "Decode steps per run")->capture_default_str()->check(CLI::Range(1, 1 << 20));
+  c->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length")->capture_default_str();
+  c->add_option("--quality-tokens", args->quality_tokens, "Teacher-forced positions for the quality gate")
+      ->capture_default_str();
+  c->add_flag("--json", args->json, "Print the result as JSON")->capture_default_str();
+  c->add_option("--db", args->db, "Lab store (SQLite)")->capture_default_str();
+  c->add_flag("--no-store", args->no_store, "Do not store (the verdict then ignores history)")->capture_default_str();
+  c->callback([args] { run(*args); });
+});
+
+}  // namespace
+}  // namespace p64::cli

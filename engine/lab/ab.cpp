@@ -1,0 +1,210 @@
+#include "engine/lab/ab.h"
+
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/common/error.h"
+#include "engine/lab/lab_run.h"
+#include "engine/lab/sqlite_util.h"
+#include "engine/lab/store.h"
+#include "engine/model/model.h"
+
+namespace p64 {
+namespace {
+
+nlohmann::json quality_json(const QualityReport& q) {
+  return {{"positions", q.positions},        {"compared_positions", q.compared_positions},
+          {"top1_agreement", q.top1_agreement}, {"rms_rel_error", q.rms_rel_error},
+          {"max_rel_error", q.max_rel_error}, {"mean_kl", q.mean_kl},
+          {"max_kl", q.max_kl},               {"pass", q.pass},
+          {"failure", q.failure},             {"summary", q.summary()}};
+}
+
+bool is_reference(const LabConfig& c, const std::string& resolved) { return resolved == "cpu" && c.switches.empty(); }
+
+}  // namespace
+
+std::string AbResult::quality_failure() const {
+  std::string s;
+  if (!b_vs_a.pass) s = "B vs A: " + b_vs_a.failure;
+  if (b_vs_reference && !b_vs_reference->pass) s += (s.empty() ? "" : "; ") + ("B vs reference: " + b_vs_reference->failure);
+  return s;
+}
+
+AbResult run_ab(const LabConfig& ca, const LabConfig& cb, std::shared_ptr<const Model> model, const AbParams& p,
+                std::string switch_name, const ProgressFn& progress) {
+  if (p.runs < 2) throw Error("A/B: --runs must be at least 2 (the plan's rule)");
+  const uint32_t ctx = static_cast<uint32_t>(std::max(p.prompt_tokens + p.decode_tokens, p.quality_tokens) + 1);
+  AbResult r;
+  r.params = p;
+  r.switch_name = switch_name.empty() ? single_differing_switch(ca, cb) : std::move(switch_name);
+  LoadedBackend la = load_backend(ca, model, ctx);
+  LoadedBackend lb = load_backend(cb, model, ctx);
+  auto fill = [](AbSide& side, const LabConfig& c, const LoadedBackend& l) {
+    side.config = c;
+    side.config.backend = l.name;
+    side.backend = l.name;
+    side.passport = l.passport;
+    side.load_ms = l.load_ms;
+  };
+  fill(r.a, ca, la);
+  fill(r.b, cb, lb);
+
+  DecodeProxyParams one;
+  one.decode_tokens = p.decode_tokens;
+  one.prompt_tokens = p.prompt_tokens;
+  one.runs = 1;
+  one.warmup = 0;
+  const int steps = 2 * (p.warmup + p.runs);
+  std::vector<int32_t> a_generated;
+  for (int i = 0; i < p.warmup + p.runs; ++i) {
+    for (int side = 0; side < 2; ++side) {
+      LoadedBackend& l = side == 0 ? la : lb;
+      AbSide& s = side == 0 ? r.a : r.b;
+      DecodeProxyResult d = run_decode_proxy(*l.backend, *model, l.passport, one);
+      if (side == 0) a_generated = d.generated;
+      if (i >= p.warmup) {
+        SampleRecord rec = d.samples.at(0);
+        rec.rep = i - p.warmup;
+        rec.side = side == 0 ? "a" : "b";
+        s.samples.push_back(rec);
+      }
+      if (progress) {
+        char what[128];
+        std::snprintf(what, sizeof what, "%s %s %d: %.2f tok/s", i < p.warmup ? "warm-up" : "run", side ? "B" : "A",
+                      i < p.warmup ? i + 1 : i + 1 - p.warmup, d.samples.at(0).decode_tok_s);
+        if (!progress(static_cast<double>(2 * i + side + 1) / (steps + 1), what)) throw Cancelled();
+      }
+    }
+  }
+  auto tok_s = [](const AbSide& s) {
+    std::vector<double> v;
+    for (const auto& x : s.samples) v.push_back(x.decode_tok_s);
+    return v;
+  };
+  r.a.decode_tok_s = min_median_max(tok_s(r.a));
+  r.b.decode_tok_s = min_median_max(tok_s(r.b));
+
+  // Quality on realistic tokens: the prompt, then A's own greedy continuation.
+  std::vector<int32_t> tokens = proxy_prompt(*model, p.prompt_tokens).ids;
+  tokens.insert(tokens.end(), a_generated.begin(), a_generated.end());
+  tokens.resize(std::min<size_t>(tokens.size(), static_cast<size_t>(p.quality_tokens)));
+  r.b_vs_a = teacher_forced_compare(*la.backend, *lb.backend, tokens, p.thresholds);
+  if (is_reference(ca, la.name)) {
+    r.reference = "A (cpu, no switches)";
+  } else if (p.compare_reference) {
+    LabConfig ref;
+    ref.backend = "cpu";
+    LoadedBackend lr = load_backend(ref, model, ctx);
+    r.b_vs_reference = teacher_forced_compare(*lr.backend, *lb.backend, tokens, p.thresholds);
+    r.reference = "cpu reference";
+  }
+  if (progress) progress(1.0, "quality gate: " + r.b_vs_a.summary());
+  return r;
+}
+
+VerdictOutcome judge_ab(const AbResult& r, std::optional<Verdict> previous) {
+  std::vector<double> a, b;
+  for (const auto& s : r.a.samples) a.push_back(s.decode_tok_s);
+  for (const auto& s : r.b.samples) b.push_back(s.decode_tok_s);
+  VerdictInput in;
+  in.a_tok_s = a;
+  in.b_tok_s = b;
+  in.quality_pass = r.quality_pass();
+  in.quality_failure = r.quality_failure();
+  in.previous = previous;
+  return decide_verdict(in);
+}
+
+nlohmann::json ab_to_json(const AbResult& r, const VerdictOutcome& o) {
+  nlohmann::json j = {
+      {"switch", r.switch_name},
+      {"a", {{"config", r.a.config.to_string()}, {"backend", r.a.backend}, {"decode_tok_s", r.a.decode_tok_s}}},
+      {"b", {{"config", r.b.config.to_string()}, {"backend", r.b.backend}, {"decode_tok_s", r.b.decode_tok_s}}},
+      {"ratio", {{"median", o.ratio_median}, {"min", o.ratio_min}, {"max", o.ratio_max}}},
+      {"quality", {{"b_vs_a", quality_json(r.b_vs_a)}, {"reference", r.reference}}},
+      {"verdict", std::string(to_string(o.verdict))},
+      {"reason", o.reason},
+      {"params", {{"runs", r.params.runs}, {"warmup", r.params.warmup}, {"tokens", r.params.decode_tokens},
+                  {"prompt_tokens", r.params.prompt_tokens}, {"quality_tokens", r.params.quality_tokens}}}};
+  if (r.b_vs_reference) j["quality"]["b_vs_reference"] = quality_json(*r.b_vs_reference);
+  for (const AbSide* s : {&r.a, &r.b}) {
+    auto& arr = j[s == &r.a ? "a" : "b"]["samples"] = nlohmann::json::array();
+    for (const auto& x : s->samples) arr.push_back(x.decode_tok_s);
+  }
+  return j;
+}
+
+StoredAb judge_and_store_ab(Store& store, const AbResult& r, const Model& model, const std::string& model_path) {
+  StoredAb out;
+  const ModelRecord m = store.describe_model(model, model_path);  // may hash the file: outside the lock
+  sql::Transaction tx(store.handle());  // previous verdict, this verdict and the history move together
+  const int64_t model_id = store.upsert_model(m);
+  const std::string device = r.b.passport.device.name;
+  if (!r.switch_name.empty()) {
+    if (auto prev = store.previous_comparison(r.switch_name, model_id, device)) out.previous = prev->verdict;
+  }
+  out.outcome = judge_ab(r, out.previous);
+
+  RunBundle b;
+  b.run.kind = RunKind::Ab;
+  b.run.status = RunStatus::Ok;
+  b.run.model_id = model_id;
+  b.run.backend = r.b.backend;
+  b.run.device = device;
+  b.run.config = "A: " + r.a.config.to_string() + " | B: " + r.b.config.to_string();
+  b.run.options_json = nlohmann::json{{"a", r.a.config.switches}, {"b", r.b.config.switches}}.dump();
+  b.run.params_json = ab_to_json(r, out.outcome)["params"].dump();
+  b.run.summary_json = ab_to_json(r, out.outcome).dump();
+  b.run.git_revision = r.b.passport.build.git_revision;
+  b.run.label = r.switch_name;
+  b.passport = r.b.passport;
+  b.samples = r.a.samples;
+  b.samples.insert(b.samples.end(), r.b.samples.begin(), r.b.samples.end());
+  ComparisonRecord c;
+  c.switch_name = r.switch_name;
+  c.backend = r.b.backend;
+  c.model_id = model_id;
+  c.device = device;
+  c.config_a = r.a.config.to_string();
+  c.config_b = r.b.config.to_string();
+  c.a_median = out.outcome.a_median;
+  c.b_median = out.outcome.b_median;
+  c.ratio_median = out.outcome.ratio_median;
+  c.ratio_min = out.outcome.ratio_min;
+  c.ratio_max = out.outcome.ratio_max;
+  c.quality_pass = r.quality_pass();
+  c.quality_json = ab_to_json(r, out.outcome)["quality"].dump();
+  c.verdict = out.outcome.verdict;
+  c.reason = out.outcome.reason;
+  b.comparison = c;
+  out.run_id = store.write_run(std::move(b));
+
+  if (!r.switch_name.empty()) {
+    OptimisationRecord o;
+    o.name = r.switch_name;
+    o.backend = r.b.backend;
+    o.status = OptStatus::Candidate;
+    o.description = "(registered by an A/B run)";
+    int64_t opt_id = 0;
+    for (const auto& known : store.find_optimisations(r.switch_name))
+      if (known.backend == r.b.backend) opt_id = known.id;
+    if (!opt_id) opt_id = store.upsert_optimisation(o);
+    const OptStatus current = [&] {
+      for (const auto& known : store.find_optimisations(r.switch_name))
+        if (known.id == opt_id) return known.status;
+      return OptStatus::Candidate;
+    }();
+    char evidence[200];
+    std::snprintf(evidence, sizeof evidence, "A/B run %lld: B/A %.3f [%.3f-%.3f], A %.2f B %.2f tok/s, quality %s",
+                  static_cast<long long>(out.run_id), out.outcome.ratio_median, out.outcome.ratio_min,
+                  out.outcome.ratio_max, out.outcome.a_median, out.outcome.b_median, r.quality_pass() ? "pass" : "FAIL");
+    store.record_status(opt_id, status_after(out.outcome.verdict).value_or(current),
+                        std::string(to_string(out.outcome.verdict)) + ": " + out.outcome.reason, out.run_id, evidence);
+  }
+  tx.commit();
+  return out;
+}
+
+}  // namespace p64

@@ -1,0 +1,67 @@
+#pragma once
+// A/B: two configurations of one model, measured interleaved (A B A B ...) so drift (thermal,
+// other load) hits both sides alike, then teacher-forced quality of B against A and against
+// the CPU reference, then the verdict (verdict.h) and the optimisation history update.
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/common/progress.h"
+#include "engine/lab/decode_proxy.h"
+#include "engine/lab/lab_config.h"
+#include "engine/lab/quality_gate.h"
+#include "engine/lab/verdict.h"
+
+namespace p64 {
+class Store;
+
+struct AbParams {
+  int runs = 3;             // per side (>= 2)
+  int warmup = 1;           // per side, untimed
+  int decode_tokens = 32;
+  int prompt_tokens = 32;
+  int quality_tokens = 32;  // teacher-forced positions (prompt + A's greedy continuation)
+  bool compare_reference = true;  // also B vs the CPU reference (skipped when A is it)
+  QualityThresholds thresholds;
+};
+
+struct AbSide {
+  LabConfig config;
+  std::string backend;  // resolved
+  Passport passport;
+  double load_ms = 0;
+  std::vector<SampleRecord> samples;  // side "a" or "b", rep = interleave index
+  MinMedianMax decode_tok_s;
+};
+
+struct AbResult {
+  AbParams params;
+  AbSide a, b;
+  std::string switch_name;  // the switch judged (from --switch, or the one that differs)
+  QualityReport b_vs_a;
+  std::optional<QualityReport> b_vs_reference;  // nullopt when A is the reference itself
+  std::string reference;                        // "A (cpu, no switches)" or "cpu reference"
+  bool quality_pass() const { return b_vs_a.pass && (!b_vs_reference || b_vs_reference->pass); }
+  std::string quality_failure() const;
+};
+
+// Loads both configurations (and the CPU reference when needed) and measures them.
+AbResult run_ab(const LabConfig& a, const LabConfig& b, std::shared_ptr<const Model> model, const AbParams& params,
+                std::string switch_name = {}, const ProgressFn& progress = {});
+
+// The verdict, given the previous one on this switch + model + device.
+VerdictOutcome judge_ab(const AbResult& r, std::optional<Verdict> previous);
+
+struct StoredAb {
+  int64_t run_id = 0;
+  VerdictOutcome outcome;
+  std::optional<Verdict> previous;
+};
+// Looks up the previous verdict, judges, and writes the A/B run, its comparison and the
+// optimisation history entry (evidence = this run) in one transaction.
+StoredAb judge_and_store_ab(Store& store, const AbResult& r, const Model& model, const std::string& model_path);
+
+nlohmann::json ab_to_json(const AbResult& r, const VerdictOutcome& o);
+
+}  // namespace p64
