@@ -108,3 +108,28 @@ TEST(TokenizeCli, PrintsIdsOnOneLine) {
   EXPECT_EQ(pclose(p), 0) << out;
   EXPECT_EQ(out, "9906 1917\n");
 }
+
+TEST(TokenizeCli, P64FileCarriesTheSameVocabulary) {
+  test::TempDir dir;
+  const std::string p64 = (dir / "s260.p64").string();
+  auto run = [](const std::string& cmd) {
+    FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+    std::string out;
+    char buf[512];
+    while (p && fgets(buf, sizeof buf, p)) out += buf;
+    const int rc = p ? pclose(p) : -1;
+    return std::make_pair(rc, out);
+  };
+  const std::string cli = P64_CLI_PATH;
+  const auto conv = run(cli + " convert -q " + test::shared_model("stories260K.bin").string() + " " + p64 +
+                        " --tokenizer " + test::shared_model("tok512.bin").string());
+  ASSERT_EQ(conv.first, 0) << conv.second;
+  const auto from_p64 = run(cli + " tokenize --model " + p64 + " 'Once upon a time <s> x'");
+  const auto from_tok = run(cli + " tokenize --model " + test::shared_model("tok512.bin").string() + " 'Once upon a time <s> x'");
+  EXPECT_EQ(from_p64.first, 0) << from_p64.second;
+  EXPECT_EQ(from_p64.second, from_tok.second);
+  EXPECT_EQ(from_p64.second.substr(0, 2), "1 ");
+  const auto bad = run(cli + " tokenize --model " + test::shared_model("PROVENANCE.md").string() + " x");
+  EXPECT_NE(bad.first, 0);
+  EXPECT_NE(bad.second.find("PROVENANCE.md"), std::string::npos) << bad.second;
+}
