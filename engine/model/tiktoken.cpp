@@ -52,12 +52,18 @@ bool base64_decode(std::string_view in, std::string& out) {
 // then the right piece. This is the rule of HF's TikTokenConverter, which wrote the merges of
 // Meta's tokenizer.json and so of every llama-bpe GGUF: a token can have several merges, and
 // the tokens Meta added above cl100k's 100k have no single "lowest-rank" split.
+// Byte strings -> rank, looked up by string_view so splitting a token allocates nothing.
+struct ByteStringHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using RankMap = std::unordered_map<std::string, int32_t, ByteStringHash, std::equal_to<>>;
+
 struct Split {
   int32_t left_rank, right_rank;
   size_t at;
 };
-void ranked_splits(const std::string& token, const std::unordered_map<std::string, int32_t>& rank_of,
-                   std::vector<Split>& out) {
+void ranked_splits(std::string_view token, const RankMap& rank_of, std::vector<Split>& out) {
   out.clear();
   for (size_t at = 1; at < token.size(); ++at) {
     auto l = rank_of.find(token.substr(0, at));
@@ -92,7 +98,8 @@ Vocabulary read_tiktoken_model(const std::string& path) {
   const std::string_view text(reinterpret_cast<const char*>(file->data()), file->size());
 
   std::vector<std::string> raw;  // token bytes by rank
-  std::unordered_map<std::string, int32_t> rank_of;
+  RankMap rank_of;
+  rank_of.reserve(160000);
   size_t line_no = 0, pos = 0;
   std::string bytes;
   while (pos < text.size()) {
