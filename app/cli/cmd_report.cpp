@@ -1,0 +1,55 @@
+// p64 report: scoreboard, bars, timeline split, roofline and rejected optimisations.
+#include <fstream>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/command_registry.h"
+#include "engine/common/error.h"
+#include "engine/lab/report.h"
+#include "engine/lab/store.h"
+
+namespace p64::cli {
+namespace {
+
+struct Args {
+  std::string db = default_store_path();
+  std::string format = "md";
+  std::string output;
+  ReportOptions options;
+};
+
+const CommandRegistration reg(48, [](CLI::App& root) {
+  auto a = std::make_shared<Args>();
+  CLI::App* c = root.add_subcommand("report", "Scoreboard report from the lab store (md, html, csv, json)");
+  c->add_option("--db", a->db, "Lab store (SQLite)")->capture_default_str();
+  c->add_option("--format", a->format, "md | html | csv | json")->capture_default_str()
+      ->check(CLI::IsMember({"md", "html", "csv", "json"}));
+  c->add_option("-o,--output", a->output, "Write here instead of stdout");
+  c->add_option("--model", a->options.model, "Only runs of models whose path/name contains this");
+  c->add_option("--g1", a->options.bars.g1_tok_s, "G1 bar, decode tok/s")->capture_default_str();
+  c->add_option("--g2", a->options.bars.g2_tok_s, "G2 bar, decode tok/s")->capture_default_str();
+  c->add_option("--g3", a->options.bars.g3_tok_s, "G3 bar, decode tok/s")->capture_default_str();
+  c->add_option("--g4", a->options.bars.g4_tok_s, "G4 bar, decode tok/s")->capture_default_str();
+  c->add_option("--g5", a->options.bars.g5_bandwidth_share, "G5 bar, share of measured read bandwidth")
+      ->capture_default_str();
+  c->callback([a] {
+    auto store = Store::open(a->db);
+    const nlohmann::json rep = build_report(*store, a->options);
+    const std::string text = a->format == "json" ? rep.dump(2) + "\n"
+                             : a->format == "csv" ? render_csv(rep)
+                             : a->format == "html" ? render_html(rep)
+                                                   : render_markdown(rep);
+    if (a->output.empty()) {
+      std::cout << text;
+      return;
+    }
+    std::ofstream out(a->output, std::ios::binary);
+    out << text;
+    if (!out) throw Error(a->output + ": cannot write the report");
+  });
+});
+
+}  // namespace
+}  // namespace p64::cli

@@ -1,0 +1,246 @@
+#include "engine/lab/report.h"
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/lab/stats.h"
+#include "engine/lab/store.h"
+
+namespace p64 {
+namespace {
+
+std::string fmt(double v, int prec = 2) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", prec, v);
+  return b;
+}
+
+std::string html_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : c == '"' ? "&quot;" : std::string(1, c);
+  return o;
+}
+
+}  // namespace
+
+nlohmann::json build_report(const Store& store, const ReportOptions& opt) {
+  using nlohmann::json;
+  json rep = {{"generated_at", utc_now_iso()}, {"model_filter", opt.model}};
+  RunFilter f;
+  f.model = opt.model;
+  f.kind = RunKind::DecodeProxy;
+  json rows = json::array();
+  std::map<int64_t, double> first_by_model;  // "delta vs start" is within one model
+  json latest;
+  for (const auto& r : store.runs(f)) {
+    std::vector<double> v;
+    for (const auto& s : store.samples(r.id))
+      if (!s.warm) v.push_back(s.decode_tok_s);
+    const MinMedianMax m = min_median_max(v);
+    if (m.n == 0) continue;
+    double& first = first_by_model[r.model_id];
+    if (first == 0) first = m.median;
+    const auto model = store.model(r.model_id);
+    json row = {{"run_id", r.id},
+                {"stage", r.label.empty() ? r.config + " @ " + r.started_at : r.label},
+                {"model", model ? model->name : ""},
+                {"backend", r.backend},
+                {"device", r.device},
+                {"tok_s", m.median},
+                {"min", m.min},
+                {"max", m.max},
+                {"delta_vs_first", first > 0 ? m.median / first - 1 : 0.0},
+                {"imported", r.imported}};
+    const json summary = json::parse(r.summary_json, nullptr, false);
+    if (summary.is_object() && summary.contains("bandwidth_share"))
+      row["bandwidth_share"] = summary["bandwidth_share"].value("median", 0.0);
+    if (summary.is_object() && summary.contains("effective_gbs"))
+      row["effective_gbs"] = summary["effective_gbs"].value("median", 0.0);
+    if (summary.is_object()) row["measured_read_gbs"] = summary.value("measured_read_gbs", 0.0);
+    rows.push_back(row);
+    latest = row;
+  }
+  rep["scoreboard"] = rows;
+  json peers = json::array();
+  PeerFilter pf;
+  for (const auto& p : store.peer_results(pf)) {
+    if (p.n_gen == 0 && p.test != "tg") continue;  // decode diagnostics only
+    json row = {{"tool", p.tool}, {"model", p.model}, {"quant", p.quant}, {"test", p.test}, {"device", p.device},
+                {"tok_s", p.avg_ts}, {"stddev", p.stddev_ts}};
+    if (!latest.is_null() && latest["tok_s"].get<double>() > 0) row["ratio_peer_over_ours"] = p.avg_ts / latest["tok_s"].get<double>();
+    peers.push_back(row);
+  }
+  rep["peer_diagnostics"] = peers;
+
+  const double tok = latest.is_null() ? 0.0 : latest["tok_s"].get<double>();
+  const double share = latest.is_null() ? 0.0 : latest.value("bandwidth_share", 0.0);
+  auto bar = [&](const char* id, const std::string& metric, double value, double threshold, bool pass) {
+    return json{{"bar", id}, {"metric", metric}, {"value", value}, {"threshold", threshold}, {"pass", pass}};
+  };
+  const BarThresholds& b = opt.bars;
+  rep["bars"] = json::array({bar("G0", "a stored run decodes (tok/s > 0)", tok, 0, tok > 0),
+                             bar("G1", "decode tok/s", tok, b.g1_tok_s, tok >= b.g1_tok_s),
+                             bar("G2", "decode tok/s", tok, b.g2_tok_s, tok >= b.g2_tok_s),
+                             bar("G3", "decode tok/s", tok, b.g3_tok_s, tok >= b.g3_tok_s),
+                             bar("G4", "decode tok/s", tok, b.g4_tok_s, tok > b.g4_tok_s),
+                             bar("G5", "effective GB/s share of measured read", share, b.g5_bandwidth_share,
+                                 share >= b.g5_bandwidth_share)});
+  rep["bars_evaluated_on_run"] = latest.is_null() ? json() : latest["run_id"];
+
+  json split = json::object();
+  int64_t model_id = 0;
+  if (!opt.model.empty())
+    if (auto m = store.find_model(opt.model)) model_id = m->id;
+  if (auto tl = store.latest_run_id(RunKind::Timeline, model_id)) {
+    const auto r = store.run(*tl);
+    const json s = json::parse(r->summary_json, nullptr, false);
+    split = {{"run_id", *tl}, {"groups", s.value("groups", json::array())}, {"ops", s.value("ops", json::array())},
+             {"dispatches_per_layer", s.value("dispatches_per_layer", 0.0)}, {"coverage", s.value("coverage", 0.0)}};
+  }
+  rep["timeline"] = split;
+  rep["roofline"] = latest.is_null() ? json::object()
+                                     : json{{"run_id", latest["run_id"]},
+                                            {"effective_gbs", latest.value("effective_gbs", 0.0)},
+                                            {"measured_read_gbs", latest.value("measured_read_gbs", 0.0)},
+                                            {"share", share},
+                                            {"tok_s", tok}};
+  json rejected = json::array();
+  OptimisationFilter of;
+  of.status = OptStatus::Rejected;
+  for (const auto& o : store.optimisations(of)) {
+    const auto hist = store.optimisation_history(o.id);
+    rejected.push_back({{"name", o.name}, {"backend", o.backend}, {"description", o.description},
+                        {"imported", o.imported}, {"reason", hist.empty() ? "" : hist.back().reason},
+                        {"evidence", hist.empty() ? "" : hist.back().evidence}});
+  }
+  rep["rejected_optimisations"] = rejected;
+  return rep;
+}
+
+std::string render_markdown(const nlohmann::json& r) {
+  std::ostringstream o;
+  o << "# P64 Lab report\n\nGenerated " << r.value("generated_at", "") << "\n\n## Scoreboard\n\n";
+  o << "| Stage | tok/s | min-max | Delta vs start | Backend | Device |\n|---|---|---|---|---|---|\n";
+  bool first = true;
+  for (const auto& row : r["scoreboard"]) {
+    o << "| " << row["stage"].get<std::string>() << " | " << fmt(row["tok_s"]) << " | " << fmt(row["min"]) << "-"
+      << fmt(row["max"]) << " | " << (first ? std::string("—") : (row["delta_vs_first"].get<double>() >= 0 ? "+" : "") + fmt(100 * row["delta_vs_first"].get<double>(), 0) + "%")
+      << " | " << row["backend"].get<std::string>() << " | " << row["device"].get<std::string>() << " |\n";
+    first = false;
+  }
+  for (const auto& p : r["peer_diagnostics"])
+    o << "| " << p["tool"].get<std::string>() << " diagnostic (" << p["model"].get<std::string>() << ", "
+      << p["quant"].get<std::string>() << ", " << p["test"].get<std::string>() << ") | " << fmt(p["tok_s"]) << " | ± "
+      << fmt(p["stddev"]) << " | "
+      << (p.contains("ratio_peer_over_ours") ? fmt(p["ratio_peer_over_ours"].get<double>(), 1) + "x ours" : "—")
+      << " | peer | " << p["device"].get<std::string>() << " |\n";
+  o << "\n## Bars\n\n| Bar | Metric | Value | Threshold | Status |\n|---|---|---|---|---|\n";
+  for (const auto& b : r["bars"])
+    o << "| " << b["bar"].get<std::string>() << " | " << b["metric"].get<std::string>() << " | " << fmt(b["value"], 3)
+      << " | " << fmt(b["threshold"], 2) << " | " << (b["pass"].get<bool>() ? "✅" : "❌") << " |\n";
+  o << "\n## Timeline split (latest timeline run)\n\n";
+  if (r["timeline"].contains("groups")) {
+    o << "| Group | ms/step | Share |\n|---|---|---|\n";
+    for (const auto& g : r["timeline"]["groups"])
+      o << "| " << g["group"].get<std::string>() << " | " << fmt(g["ms"], 4) << " | " << fmt(100 * g["share"].get<double>(), 1) << "% |\n";
+  } else {
+    o << "No timeline run stored.\n";
+  }
+  o << "\n## Roofline\n\n";
+  if (r["roofline"].contains("tok_s"))
+    o << "Run " << r["roofline"]["run_id"] << ": " << fmt(r["roofline"]["tok_s"]) << " tok/s, effective "
+      << fmt(r["roofline"]["effective_gbs"], 3) << " GB/s of measured read " << fmt(r["roofline"]["measured_read_gbs"], 1)
+      << " GB/s (" << fmt(100 * r["roofline"]["share"].get<double>(), 1) << "%)\n";
+  o << "\n## Rejected optimisations\n\n| Switch | Backend | Reason | Evidence |\n|---|---|---|---|\n";
+  for (const auto& x : r["rejected_optimisations"])
+    o << "| " << x["name"].get<std::string>() << " | " << x["backend"].get<std::string>() << " | "
+      << x["reason"].get<std::string>() << " | " << x["evidence"].get<std::string>() << " |\n";
+  return o.str();
+}
+
+std::string render_csv(const nlohmann::json& r) {
+  std::ostringstream o;
+  o << "kind,stage,tok_s,min,max,delta_vs_first,backend,device\n";
+  auto q = [](const std::string& s) {
+    std::string e = "\"";
+    for (char c : s) e += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return e + "\"";
+  };
+  for (const auto& row : r["scoreboard"])
+    o << "run," << q(row["stage"]) << "," << row["tok_s"] << "," << row["min"] << "," << row["max"] << ","
+      << row["delta_vs_first"] << "," << q(row["backend"]) << "," << q(row["device"]) << "\n";
+  for (const auto& p : r["peer_diagnostics"])
+    o << "peer," << q(p["tool"].get<std::string>() + " " + p["test"].get<std::string>()) << "," << p["tok_s"] << ",,,,"
+      << q(p["quant"]) << "," << q(p["device"]) << "\n";
+  return o.str();
+}
+
+std::string render_html(const nlohmann::json& r) {
+  std::ostringstream o;
+  o << "<!doctype html><html><head><meta charset=\"utf-8\"><title>P64 Lab report</title><style>body{font-family:sans-serif;"
+       "margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:4px 8px}</style></head><body>";
+  o << "<h1>P64 Lab report</h1><p>Generated " << html_escape(r.value("generated_at", "")) << "</p><h2>Scoreboard</h2>";
+  // Bar chart of tok/s per stage with a min-max whisker.
+  const auto& rows = r["scoreboard"];
+  double top = 1;
+  for (const auto& row : rows) top = std::max(top, row["max"].get<double>());
+  const int bar_h = 22, w = 640;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << w + 260 << "\" height=\"" << bar_h * rows.size() + 10 << "\">";
+  int y = 5;
+  for (const auto& row : rows) {
+    const double x = row["tok_s"].get<double>() / top * w, x0 = row["min"].get<double>() / top * w,
+                 x1 = row["max"].get<double>() / top * w;
+    o << "<rect x=\"250\" y=\"" << y << "\" width=\"" << x << "\" height=\"" << bar_h - 6 << "\" fill=\"#4a7\"/>"
+      << "<line x1=\"" << 250 + x0 << "\" x2=\"" << 250 + x1 << "\" y1=\"" << y + 8 << "\" y2=\"" << y + 8
+      << "\" stroke=\"#000\"/><text x=\"0\" y=\"" << y + 12 << "\" font-size=\"11\">"
+      << html_escape(row["stage"].get<std::string>().substr(0, 40)) << "</text><text x=\"" << 254 + x1 << "\" y=\""
+      << y + 12 << "\" font-size=\"11\">" << fmt(row["tok_s"]) << "</text>";
+    y += bar_h;
+  }
+  o << "</svg>";
+  // The Markdown tables, re-rendered as HTML rows.
+  std::istringstream md(render_markdown(r));
+  std::string line;
+  bool in_table = false;
+  while (std::getline(md, line)) {
+    if (line.rfind("|---", 0) == 0) continue;
+    if (line.rfind("| ", 0) == 0) {
+      if (!in_table) o << "<table>";
+      in_table = true;
+      o << "<tr>";
+      std::string cell;
+      std::istringstream cells(line.substr(1));
+      while (std::getline(cells, cell, '|'))
+        if (!cell.empty()) o << "<td>" << html_escape(cell) << "</td>";
+      o << "</tr>";
+      continue;
+    }
+    if (in_table) o << "</table>";
+    in_table = false;
+    if (line.rfind("## ", 0) == 0) o << "<h2>" << html_escape(line.substr(3)) << "</h2>";
+    else if (!line.empty() && line[0] != '#') o << "<p>" << html_escape(line) << "</p>";
+  }
+  if (in_table) o << "</table>";
+  // Timeline split as one stacked bar.
+  if (r["timeline"].contains("groups")) {
+    o << "<h2>Timeline split chart</h2><svg xmlns=\"http://www.w3.org/2000/svg\" width=\"660\" height=\"40\">";
+    const char* colours[] = {"#e66", "#69c", "#6b6", "#c9c", "#fc6", "#aaa"};
+    double x = 0;
+    int i = 0;
+    for (const auto& g : r["timeline"]["groups"]) {
+      const double wpx = g["share"].get<double>() * 640;
+      o << "<rect x=\"" << x << "\" y=\"5\" width=\"" << wpx << "\" height=\"30\" fill=\"" << colours[i++ % 6]
+        << "\"><title>" << html_escape(g["group"].get<std::string>()) << " " << fmt(100 * g["share"].get<double>(), 1)
+        << "%</title></rect>";
+      x += wpx;
+    }
+    o << "</svg>";
+  }
+  o << "</body></html>\n";
+  return o.str();
+}
+
+}  // namespace p64
