@@ -24,6 +24,7 @@
 #include "ui/jobs/progress_dialog.h"
 #include "ui/models/p64_tables.h"
 #include "ui/models/passport_model.h"
+#include "ui/panels/convert_dialog.h"
 #include "ui/panels/synth_dialog.h"
 
 namespace p64::ui {
@@ -139,6 +140,10 @@ void ModelsPanel::set_busy(bool busy) {
 void ModelsPanel::open(const QString& path) {
   if (!is_p64_path(path)) {
     // Decode reads only P64: other formats go through convert first.
+    if (!interactive_) {
+      convert_to(path, default_p64_path(path), {});
+      return;
+    }
     const auto answer = QMessageBox::question(
         this, tr("Convert to P64?"),
         tr("%1 is not a P64 container. Decode runs only from .p64 files (CRC-checked, in the kernels' "
@@ -211,7 +216,7 @@ void ModelsPanel::verify() {
       QStringList problems;
       for (const auto& pr : report->problems) problems << QString::fromStdString(pr);
       summary = tr("FAILED: %1\n%2").arg(summary, problems.join("\n"));
-      QMessageBox::warning(this, tr("Verify"), summary);
+      if (interactive_) QMessageBox::warning(this, tr("Verify"), summary);
     }
     Q_EMIT verified(report->ok, summary);
   });
@@ -221,14 +226,30 @@ void ModelsPanel::verify() {
 }
 
 void ModelsPanel::convert(const QString& source) {
-  QMessageBox::information(this, tr("Convert"),
-                           tr("Conversion of %1 needs engine/format/convert.h, which this build does not have yet. "
-                              "Use `p64 convert` on the command line.").arg(QFileInfo(source).fileName()));
+  ConvertDialog dlg(source, this);
+  if (interactive_ && dlg.exec() != QDialog::Accepted) return;
+  convert_to(source, dlg.output_path(), dlg.options());
+}
+
+void ModelsPanel::convert_to(const QString& source, const QString& output, const ConvertOptions& options) {
+  const std::string in = source.toStdString(), out = output.toStdString();
+  auto* job = new Job(tr("Converting %1").arg(QFileInfo(source).fileName()),
+                      [in, out, options](const ProgressFn& progress, Job&) { convert_to_p64(in, out, options, progress); });
+  set_busy(true);
+  connect(job, &Job::succeeded, this, [this, output] { open(output); });
+  connect(job, &Job::failed, this, [this, source](const QString& m) {
+    title_label_->setText(tr("<b>Could not convert %1</b><br>%2").arg(QFileInfo(source).fileName(), m.toHtmlEscaped()));
+    Q_EMIT open_failed(m);
+  });
+  connect(job, &Job::finished, this, [this] { set_busy(false); });
+  show_progress_dialog(this, job);
+  wb_.track(job);
 }
 
 void ModelsPanel::new_synthetic_model() {
   SynthDialog dlg(this);
-  if (dlg.exec() != QDialog::Accepted) return;
+  if (interactive_ && dlg.exec() != QDialog::Accepted) return;
+  if (!interactive_) dlg.set_output_path(synth_path_.isEmpty() ? dlg.output_path() : synth_path_);
   const std::string preset = dlg.preset().toStdString(), quant = dlg.quant().toStdString();
   const std::string gguf = dlg.output_path().toStdString();
   const quint64 seed = dlg.seed();
@@ -236,7 +257,7 @@ void ModelsPanel::new_synthetic_model() {
                       [=](const ProgressFn& progress, Job&) { write_synthetic_gguf(preset, quant, seed, gguf, progress); });
   set_busy(true);
   const QString gguf_q = dlg.output_path();
-  connect(job, &Job::succeeded, this, [this, gguf_q] { convert(gguf_q); });
+  connect(job, &Job::succeeded, this, [this, gguf_q] { convert_to(gguf_q, default_p64_path(gguf_q), {}); });
   connect(job, &Job::finished, this, [this] { set_busy(false); });
   show_progress_dialog(this, job);
   wb_.track(job);

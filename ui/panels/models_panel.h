@@ -12,6 +12,7 @@ class QTableView;
 
 namespace p64 {
 struct P64Contents;
+struct ConvertOptions;
 }
 
 namespace p64::ui {
@@ -38,12 +39,16 @@ class ModelsPanel : public Panel {
   KeyValueModel* hparams() const { return hparams_; }
   ManifoldModel* manifold() const { return manifold_; }
   QTabWidget* inspect_tabs() const { return tabs_; }
+  // Tests and the first-start flow: no dialogs, defaults everywhere; synth writes to `path`.
+  void set_interactive(bool on) { interactive_ = on; }
+  void set_synth_path(const QString& path) { synth_path_ = path; }
 
  public Q_SLOTS:
   void open(const QString& path);
   void verify();
   void convert(const QString& source);
   void new_synthetic_model();
+  void convert_to(const QString& source, const QString& output, const p64::ConvertOptions& options);
 
  Q_SIGNALS:
   void opened(const QString& path);      // the model is set on the workbench
@@ -72,6 +77,8 @@ class ModelsPanel : public Panel {
   QLineEdit* tensor_search_;
   QLabel* chat_template_;
   QString current_path_;
+  QString synth_path_;
+  bool interactive_ = true;
 };
 
 }  // namespace p64::ui

@@ -3,6 +3,8 @@
 #include "ui/panels/models_panel.h"
 #include "ui/panels/optimisations_panel.h"
 #include "ui/panels/passport_panel.h"
+#include "ui/panels/runs_panel.h"
+#include "ui/panels/timeline_panel.h"
 #include "ui/panels/pending_panel.h"
 
 namespace p64::ui {
@@ -11,9 +13,9 @@ QList<Panel*> create_panels(Workbench& wb) {
   QList<Panel*> p;
   p << new ModelsPanel(wb);
   p << new PendingPanel(wb, "chat", QObject::tr("Chat"), "engine/runtime/session.h");
-  p << new PendingPanel(wb, "runs", QObject::tr("Runs"), "engine/lab/store.h");
+  p << new RunsPanel(wb);
   p << new PendingPanel(wb, "ab", QObject::tr("A/B"), "engine/lab/ab.h");
-  p << new PendingPanel(wb, "timeline", QObject::tr("Timeline"), "engine/lab/timeline.h");
+  p << new TimelinePanel(wb);
   p << new PendingPanel(wb, "roofline", QObject::tr("Roofline"), "engine/lab/store.h");
   p << new PendingPanel(wb, "scoreboard", QObject::tr("Scoreboard"), "engine/lab/report.h");
   p << new OptimisationsPanel(wb);
