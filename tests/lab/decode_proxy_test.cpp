@@ -132,15 +132,5 @@ TEST(Timeline, CpuBackendSpansCoverNinetyFivePercentOfDecode) {
   EXPECT_GT(ffn, 0);
 }
 
-TEST(Ab, CpuAgainstItselfPassesQuality) {
-  std::unique_ptr<Backend> probe;
-  try {
-    probe = make_cpu_backend();
-  } catch (const Error& e) {
-    GTEST_SKIP() << e.what();
-  }
-  (void)probe;
-}
-
 }  // namespace
 }  // namespace p64
