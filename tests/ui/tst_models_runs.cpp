@@ -7,6 +7,10 @@
 #include <QChart>
 #include <QChartView>
 #include <QStackedBarSeries>
+#include <QJsonDocument>
+#include <QLabel>
+#include <QLineEdit>
+#include <QSpinBox>
 
 #include "engine/lab/store.h"
 #include "engine/model/model.h"
