@@ -1,0 +1,232 @@
+// Presets, tensor-type mixes and the tensor plan of synthetic models.
+#include "engine/format/synth.h"
+
+#include <cmath>
+#include <numbers>
+
+#include "engine/common/error.h"
+
+namespace p64 {
+namespace {
+
+struct Preset {
+  const char* name;
+  const char* display_name;
+  uint32_t n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_vocab, n_ctx;
+  float rope_base;
+  float llama3_factor;  // 0: no rope scaling
+  bool tied;
+};
+
+// Hyperparameters of the published checkpoints (their config.json files).
+constexpr Preset kPresets[] = {
+    {"llama-3.2-3b", "Llama 3.2 3B (synthetic)", 3072, 28, 24, 8, 128, 8192, 128256, 131072, 500000.0f, 32.0f, true},
+    {"llama-3.2-1b", "Llama 3.2 1B (synthetic)", 2048, 16, 32, 8, 64, 8192, 128256, 131072, 500000.0f, 32.0f, true},
+    {"llama-3.1-8b", "Llama 3.1 8B (synthetic)", 4096, 32, 32, 8, 128, 14336, 128256, 131072, 500000.0f, 8.0f, false},
+    {"smollm2-360m", "SmolLM2 360M (synthetic)", 960, 32, 15, 5, 64, 2560, 49152, 8192, 100000.0f, 0.0f, true},
+    {"smollm2-135m", "SmolLM2 135M (synthetic)", 576, 30, 9, 3, 64, 1536, 49152, 8192, 100000.0f, 0.0f, true},
+    {"tiny", "tiny (synthetic)", 64, 2, 4, 2, 16, 128, 320, 512, 10000.0f, 0.0f, true},
+    {"tiny-k", "tiny-k (synthetic)", 256, 2, 4, 2, 64, 320, 320, 512, 10000.0f, 0.0f, false},
+};
+
+std::string known_presets() {
+  std::string s;
+  for (const auto& p : kPresets) s += (s.empty() ? "" : ", ") + std::string(p.name);
+  return s;
+}
+
+bool is_k_quant(DType t) { return t == DType::Q4_K || t == DType::Q5_K || t == DType::Q6_K; }
+
+// llama.cpp's use_more_bits: the first and last eighth of the layers, and every third between.
+bool use_more_bits(int i, int n) { return i < n / 8 || i >= 7 * n / 8 || (i - n / 8) % 3 == 2; }
+
+}  // namespace
+
+std::vector<std::string> synth_preset_names() {
+  std::vector<std::string> v;
+  for (const auto& p : kPresets) v.emplace_back(p.name);
+  return v;
+}
+
+HParams synth_preset(std::string_view name) {
+  for (const auto& p : kPresets) {
+    if (name != p.name) continue;
+    HParams hp;
+    hp.arch = "llama";
+    hp.name = p.display_name;
+    hp.n_embd = p.n_embd;
+    hp.n_layer = p.n_layer;
+    hp.n_head = p.n_head;
+    hp.n_head_kv = p.n_head_kv;
+    hp.head_dim = p.head_dim;
+    hp.n_ff = p.n_ff;
+    hp.n_vocab = p.n_vocab;
+    hp.n_ctx_train = p.n_ctx;
+    hp.rope_dim = p.head_dim;
+    hp.rope_base = p.rope_base;
+    hp.rms_eps = 1e-5f;
+    hp.tied_output = p.tied;
+    if (p.llama3_factor > 0) {
+      hp.rope_scaling.type = RopeScalingType::Llama3;
+      hp.rope_scaling.factor = p.llama3_factor;
+      hp.rope_scaling.low_freq_factor = 1.0f;
+      hp.rope_scaling.high_freq_factor = 4.0f;
+      hp.rope_scaling.original_context = 8192;
+      hp.rope_freq_factors = llama3_rope_freq_factors(hp);
+    }
+    return hp;
+  }
+  throw Error("synth: unknown preset '" + std::string(name) + "' (known: " + known_presets() + ")");
+}
+
+SynthQuant synth_quant_from_name(std::string_view name) {
+  for (SynthQuant q : {SynthQuant::Q4_K_M, SynthQuant::Q8_0, SynthQuant::F16})
+    if (name == synth_quant_name(q)) return q;
+  throw Error("synth: unknown quant mix '" + std::string(name) + "' (known: Q4_K_M, Q8_0, F16)");
+}
+
+std::string_view synth_quant_name(SynthQuant q) {
+  switch (q) {
+    case SynthQuant::Q4_K_M: return "Q4_K_M";
+    case SynthQuant::Q8_0: return "Q8_0";
+    case SynthQuant::F16: return "F16";
+  }
+  return "?";
+}
+
+uint32_t synth_file_type(SynthQuant q) {
+  switch (q) {
+    case SynthQuant::Q4_K_M: return 15;  // LLAMA_FTYPE_MOSTLY_Q4_K_M
+    case SynthQuant::Q8_0: return 7;     // LLAMA_FTYPE_MOSTLY_Q8_0
+    case SynthQuant::F16: return 1;      // LLAMA_FTYPE_MOSTLY_F16
+  }
+  return 0;
+}
+
+DType synth_matrix_type(SynthQuant q, std::string_view base, int layer, int n_layer, int64_t row_length, bool is_output) {
+  DType t = DType::F16;
+  switch (q) {
+    case SynthQuant::F16: return DType::F16;
+    case SynthQuant::Q8_0: t = DType::Q8_0; break;
+    case SynthQuant::Q4_K_M:
+      if (is_output) t = DType::Q6_K;
+      else if ((base == "attn_v" || base == "ffn_down") && use_more_bits(layer, n_layer)) t = DType::Q6_K;
+      else t = DType::Q4_K;
+      break;
+  }
+  if (is_k_quant(t) && row_length % 256 != 0) {
+    // llama.cpp's fallback for rows that do not fill 256-element super-blocks.
+    t = t == DType::Q4_K ? DType::Q5_0 : t == DType::Q5_K ? DType::Q5_1 : DType::Q8_0;
+  }
+  if (row_length % 32 != 0) t = DType::F16;  // not even a legacy block fits
+  return t;
+}
+
+std::vector<float> llama3_rope_freq_factors(const HParams& hp) {
+  const RopeScaling& s = hp.rope_scaling;
+  const double low_wavelen = s.original_context / s.low_freq_factor;
+  const double high_wavelen = s.original_context / s.high_freq_factor;
+  std::vector<float> f;
+  for (uint32_t i = 0; i < hp.rope_dim; i += 2) {
+    const double freq = 1.0 / std::pow(static_cast<double>(hp.rope_base), static_cast<double>(i) / hp.rope_dim);
+    const double wavelen = 2.0 * std::numbers::pi / freq;
+    if (wavelen < high_wavelen) {
+      f.push_back(1.0f);
+    } else if (wavelen > low_wavelen) {
+      f.push_back(s.factor);
+    } else {
+      const double smooth = (s.original_context / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+      f.push_back(static_cast<float>(1.0 / ((1.0 - smooth) / s.factor + smooth)));
+    }
+  }
+  return f;
+}
+
+uint64_t SynthPlan::tensor_bytes() const {
+  uint64_t b = 0;
+  for (const auto& t : tensors) b += t.bytes;
+  return b;
+}
+
+SynthPlan plan_synth(const HParams& hp, SynthQuant quant) {
+  validate(hp, "synth");
+  SynthPlan plan;
+  plan.hp = hp;
+  plan.quant = quant;
+  auto add = [&](std::string name, DType type, std::vector<int64_t> ne, SynthRole role) {
+    const uint64_t rows = ne.size() > 1 ? static_cast<uint64_t>(ne[1]) : 1;
+    const uint64_t bytes = dtype_row_bytes(type, static_cast<uint64_t>(ne[0])) * rows;
+    plan.tensors.push_back({std::move(name), type, std::move(ne), bytes, role});
+  };
+  auto matrix = [&](const std::string& prefix, const char* base, int layer, int64_t in, int64_t out, bool is_output) {
+    const DType t = synth_matrix_type(quant, base, layer, static_cast<int>(hp.n_layer), in, is_output);
+    add(prefix + base + ".weight", t, {in, out}, SynthRole::Matrix);
+  };
+  const int64_t e = hp.n_embd, q = hp.q_dim(), kv = hp.kv_dim(), ff = hp.n_ff, v = hp.n_vocab;
+  if (hp.rope_scaling.type == RopeScalingType::Llama3)
+    add("rope_freqs.weight", DType::F32, {static_cast<int64_t>(hp.rope_dim / 2)}, SynthRole::RopeFreqs);
+  // With tied embeddings token_embd is also the output projection and gets the output's type.
+  matrix("", "token_embd", 0, e, v, hp.tied_output);
+  for (uint32_t i = 0; i < hp.n_layer; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    const int l = static_cast<int>(i);
+    add(p + "attn_norm.weight", DType::F32, {e}, SynthRole::Norm);
+    matrix(p, "attn_q", l, e, q, false);
+    matrix(p, "attn_k", l, e, kv, false);
+    matrix(p, "attn_v", l, e, kv, false);
+    matrix(p, "attn_output", l, q, e, false);
+    add(p + "ffn_norm.weight", DType::F32, {e}, SynthRole::Norm);
+    matrix(p, "ffn_gate", l, e, ff, false);
+    matrix(p, "ffn_up", l, e, ff, false);
+    matrix(p, "ffn_down", l, ff, e, false);
+  }
+  add("output_norm.weight", DType::F32, {e}, SynthRole::Norm);
+  if (!hp.tied_output) matrix("", "output", 0, e, v, true);
+  return plan;
+}
+
+Vocabulary synth_vocabulary(uint32_t n_vocab) {
+  if (n_vocab < 259) throw Error("synth: a vocabulary needs at least 259 tokens (3 special + 256 bytes), asked for " + std::to_string(n_vocab));
+  Vocabulary v;
+  v.kind = TokenizerKind::SentencePiece;
+  v.tokens.reserve(n_vocab);
+  auto push = [&](std::string s, float score, TokenType type) {
+    v.tokens.push_back(std::move(s));
+    v.scores.push_back(score);
+    v.types.push_back(static_cast<int32_t>(type));
+  };
+  push("<unk>", 0.0f, TokenType::Unknown);
+  push("<s>", 0.0f, TokenType::Control);
+  push("</s>", 0.0f, TokenType::Control);
+  static const char* hex = "0123456789ABCDEF";
+  for (int b = 0; b < 256; ++b) push(std::string("<0x") + hex[b >> 4] + hex[b & 15] + ">", 0.0f, TokenType::Byte);
+  // Pieces: lowercase words in length-then-lexicographic order, each once bare and once with
+  // the SentencePiece word-start mark U+2581; scores fall with the id like log-probabilities.
+  const std::string mark = "\xe2\x96\x81";
+  for (uint64_t k = 0; v.tokens.size() < n_vocab; ++k) {
+    std::string w;
+    uint64_t x = k;
+    uint64_t len = 1, span = 26;
+    while (x >= span) {
+      x -= span;
+      ++len;
+      span *= 26;
+    }
+    for (uint64_t i = 0; i < len; ++i) {
+      w.insert(w.begin(), static_cast<char>('a' + x % 26));
+      x /= 26;
+    }
+    const float score = -static_cast<float>(v.tokens.size());
+    push(mark + w, score, TokenType::Normal);
+    if (v.tokens.size() < n_vocab) push(w, score - 0.5f, TokenType::Normal);
+  }
+  v.bos_id = 1;
+  v.eos_id = 2;
+  v.unk_id = 0;
+  v.add_bos = true;
+  v.add_eos = false;
+  v.add_space_prefix = true;
+  return v;
+}
+
+}  // namespace p64

@@ -1,0 +1,123 @@
+// write_synth: the plan's metadata and tokenizer block, then every tensor filled by random
+// quantized blocks through the streaming GGUF writer.
+#include <algorithm>
+#include <cstring>
+
+#include "engine/common/error.h"
+#include "engine/format/gguf_writer.h"
+#include "engine/format/synth.h"
+#include "engine/format/synth_weights.h"
+#include "engine/model/tiktoken.h"
+
+namespace p64 {
+namespace {
+
+constexpr float kWeightStd = 0.02f;  // the spread of a trained Llama's projection weights
+
+void add_model_metadata(GgufWriter& w, const SynthPlan& plan) {
+  const HParams& hp = plan.hp;
+  w.add_string("general.architecture", "llama");
+  w.add_string("general.name", hp.name);
+  w.add_u32("general.file_type", synth_file_type(plan.quant));
+  w.add_u32("general.quantization_version", 2);
+  w.add_u32("llama.context_length", hp.n_ctx_train);
+  w.add_u32("llama.embedding_length", hp.n_embd);
+  w.add_u32("llama.block_count", hp.n_layer);
+  w.add_u32("llama.feed_forward_length", hp.n_ff);
+  w.add_u32("llama.attention.head_count", hp.n_head);
+  w.add_u32("llama.attention.head_count_kv", hp.n_head_kv);
+  w.add_f32("llama.rope.freq_base", hp.rope_base);
+  w.add_f32("llama.attention.layer_norm_rms_epsilon", hp.rms_eps);
+  w.add_u32("llama.attention.key_length", hp.head_dim);
+  w.add_u32("llama.attention.value_length", hp.head_dim);
+  w.add_u32("llama.rope.dimension_count", hp.rope_dim);
+  w.add_u32("llama.vocab_size", hp.n_vocab);
+}
+
+void add_vocabulary(GgufWriter& w, const Vocabulary& v) {
+  const bool bpe = v.kind == TokenizerKind::ByteLevelBPE;
+  w.add_string("tokenizer.ggml.model", bpe ? "gpt2" : "llama");
+  if (!v.pre.empty()) w.add_string("tokenizer.ggml.pre", v.pre);
+  w.add_string_array("tokenizer.ggml.tokens", v.tokens);
+  if (!v.scores.empty()) w.add_f32_array("tokenizer.ggml.scores", v.scores);
+  std::vector<int32_t> types = v.types;
+  if (types.empty()) types.assign(v.tokens.size(), static_cast<int32_t>(TokenType::Normal));
+  w.add_i32_array("tokenizer.ggml.token_type", types);
+  if (!v.merges.empty()) w.add_string_array("tokenizer.ggml.merges", v.merges);
+  if (v.bos_id >= 0) w.add_u32("tokenizer.ggml.bos_token_id", static_cast<uint32_t>(v.bos_id));
+  if (v.eos_id >= 0) w.add_u32("tokenizer.ggml.eos_token_id", static_cast<uint32_t>(v.eos_id));
+  if (v.eot_id >= 0) w.add_u32("tokenizer.ggml.eot_token_id", static_cast<uint32_t>(v.eot_id));
+  if (v.unk_id >= 0) w.add_u32("tokenizer.ggml.unknown_token_id", static_cast<uint32_t>(v.unk_id));
+  if (v.pad_id >= 0) w.add_u32("tokenizer.ggml.padding_token_id", static_cast<uint32_t>(v.pad_id));
+  w.add_bool("tokenizer.ggml.add_bos_token", v.add_bos);
+  w.add_bool("tokenizer.ggml.add_eos_token", v.add_eos);
+  if (!bpe) w.add_bool("tokenizer.ggml.add_space_prefix", v.add_space_prefix);
+  if (!v.chat_template.empty()) w.add_string("tokenizer.chat_template", v.chat_template);
+}
+
+// The writer with every key and tensor declared; nothing is generated until write().
+GgufWriter make_synth_writer(const SynthPlan& plan, const SynthOptions& options) {
+  Vocabulary vocab;
+  if (options.vocab_path.empty()) {
+    vocab = synth_vocabulary(plan.hp.n_vocab);
+  } else {
+    vocab = read_tiktoken_model(options.vocab_path);
+    if (vocab.size() != plan.hp.n_vocab)
+      throw Error(options.vocab_path + ": vocabulary has " + std::to_string(vocab.size()) + " tokens but the preset needs " +
+                  std::to_string(plan.hp.n_vocab));
+  }
+
+  GgufWriter w;
+  add_model_metadata(w, plan);
+  add_vocabulary(w, vocab);
+
+  for (size_t ti = 0; ti < plan.tensors.size(); ++ti) {
+    const SynthTensor& t = plan.tensors[ti];
+    const uint64_t row_bytes = dtype_row_bytes(t.type, static_cast<uint64_t>(t.ne[0]));
+    GgufFillFn fill;
+    switch (t.role) {
+      case SynthRole::Norm:
+        fill = [n = t.ne[0]](uint8_t* dst, int64_t, int64_t rows) {
+          auto* f = reinterpret_cast<float*>(dst);
+          std::fill(f, f + n * rows, 1.0f);
+        };
+        break;
+      case SynthRole::RopeFreqs: {
+        std::vector<float> factors = plan.hp.rope_freq_factors;
+        if (factors.empty()) factors = llama3_rope_freq_factors(plan.hp);
+        if (static_cast<int64_t>(factors.size()) != t.ne[0])
+          throw Error("synth: rope_freqs needs " + std::to_string(t.ne[0]) + " factors, have " + std::to_string(factors.size()));
+        fill = [factors](uint8_t* dst, int64_t, int64_t) { std::memcpy(dst, factors.data(), factors.size() * sizeof(float)); };
+        break;
+      }
+      case SynthRole::Matrix:
+        fill = [type = t.type, n = t.ne[0], row_bytes, ti, seed = options.seed](uint8_t* dst, int64_t first, int64_t rows) {
+          for (int64_t r = 0; r < rows; ++r) {
+            synth_detail::Rng rng(synth_detail::row_seed(seed, ti, first + r));
+            synth_detail::fill_random_row(type, dst + static_cast<uint64_t>(r) * row_bytes, n, rng, kWeightStd);
+          }
+        };
+        break;
+    }
+    w.add_tensor(t.name, t.type, t.ne, std::move(fill));
+  }
+  return w;
+}
+
+}  // namespace
+
+uint64_t synth_file_size(const SynthPlan& plan, const SynthOptions& options) {
+  return make_synth_writer(plan, options).file_size();
+}
+
+SynthResult write_synth(const SynthPlan& plan, const std::string& path, const SynthOptions& options) {
+  const GgufWriter w = make_synth_writer(plan, options);
+  GgufWriteOptions wo;
+  wo.threads = options.threads;
+  wo.progress = options.progress;
+  wo.sync = options.sync;
+  w.write(path, wo);
+  return {w.file_size(), plan.tensor_bytes(), plan.tensors.size()};
+}
+
+}  // namespace p64
