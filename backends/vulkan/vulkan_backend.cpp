@@ -1,0 +1,696 @@
+#include "backends/vulkan/vulkan_backend_impl.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/common/error.h"
+#include "engine/quant/quant.h"
+
+namespace p64::vulkan {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+constexpr uint32_t EPI_STORE = 0, EPI_ADD = 1, EPI_ROPE = 2, EPI_SWIGLU = 3, EPI_ARGMAX = 4;
+constexpr uint64_t kStagingBytes = 64ull << 20;
+constexpr uint32_t kQueries = 1024;
+constexpr uint32_t kStepWords = 4;  // token, pos, result, pad; prefill ids follow
+
+// Push-constant blocks, field for field as the shaders declare them.
+struct MvPC { uint32_t M, wbase, wbase2, nb, x_off, y_off, pos_stride, head_dim, rope_dim; float eps; uint32_t pos; };
+struct AttnPC { uint32_t head_dim, group, kv_dim, q_dim, pos0; float scale; };
+struct MmPC { uint32_t M, N, wbase, nb, ldy; };
+struct EmbedPC { uint32_t wbase, nb, tok_off, n_vocab; };
+struct RmsPC { uint32_t K; float eps; };
+struct RopePC { uint32_t q_dim, kv_dim, head_dim, rope_dim, pos0; };
+struct CountPC { uint32_t n; };
+
+// Shader-name suffix of a weight dtype; nullopt when no shader reads it.
+std::optional<std::string> dtype_suffix(DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::F16: return "f16";
+    case DType::Q8_0: return "q8_0";
+    case DType::Q8_0_SOA: return "q8_0_soa";
+    case DType::Q5_0: return "q5_0";
+    case DType::Q4_K: return "q4_k";
+    case DType::Q4_K_SOA: return "q4_k_soa";
+    case DType::Q6_K: return "q6_k";
+    case DType::Q6_K_SOA: return "q6_k_soa";
+    default: return std::nullopt;
+  }
+}
+bool is_float(DType t) { return t == DType::F32 || t == DType::F16; }
+uint32_t unit_elems(DType t) { return is_float(t) ? 4 : 32; }
+uint32_t div_up(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
+uint64_t align_up(uint64_t a, uint64_t b) { return (a + b - 1) / b * b; }
+
+const std::vector<SwitchInfo>& switch_table() {
+  static const std::vector<SwitchInfo> t = {
+      {"subgroup_reduce", "row sums with subgroup adds (else a shared-memory tree); auto = when the device has them",
+       "auto", "auto|0|1", "default"},
+      {"rows_per_workgroup", "matrix rows per workgroup of the decode GEMV", "4", "1|2|4|8", "default"},
+      {"threads_per_row", "threads summing one row of the decode GEMV; 0 = max(32, subgroup size)", "0",
+       "0|8|16|32|64|128", "default"},
+      {"fused_gate_up", "gate and up GEMV in one dispatch with SwiGLU in its epilogue", "1", "0|1", "default"},
+      {"fuse_norm", "RMS norm computed inside the following GEMV (no dispatch of its own)", "1", "0|1", "default"},
+      {"pipeline_cache", "persist the pipeline cache under $XDG_CACHE_HOME/p64lab", "1", "0|1", "default"},
+      {"prefill_ubatch", "prefill tokens recorded per command buffer", "512", "16..4096", "default"},
+  };
+  return t;
+}
+
+}  // namespace
+
+VulkanBackend::~VulkanBackend() {
+  try {
+    release_model();
+    if (ctx_) ctx_->destroy(dummy_);
+    pipes_.reset();
+    ctx_.reset();
+  } catch (...) {
+  }
+}
+
+std::vector<SwitchInfo> VulkanBackend::switches() const { return switch_table(); }
+
+void VulkanBackend::ensure_context(const std::string& device_spec) {
+  if (ctx_ && device_spec == device_spec_) return;
+  release_model();
+  if (ctx_) ctx_->destroy(dummy_);
+  pipes_.reset();
+  ctx_.reset();
+  vk::InstanceOptions io;
+  io.validation = settings_.validation;
+  io.on_message = settings_.on_message;
+  ctx_ = std::make_unique<vk::Context>(io, device_spec);
+  pipes_ = std::make_unique<vk::Pipelines>(*ctx_);
+  device_spec_ = device_spec;
+  passport_.reset();
+  dummy_ = ctx_->create_buffer(256, false, "placeholder binding");
+}
+
+void VulkanBackend::release_model() {
+  if (!ctx_) return;
+  vk::Api& a = vk::api();
+  a.vkDeviceWaitIdle(ctx_->device);
+  rec_argmax_.reset();
+  rec_logits_.reset();
+  rec_timed_argmax_.reset();
+  rec_timed_logits_.reset();
+  rec_prefill_.reset();
+  for (VkCommandBuffer* c : {&cmd_argmax_, &cmd_logits_, &cmd_timed_argmax_, &cmd_timed_logits_, &cmd_prefill_}) {
+    ctx_->free_command_buffer(*c);
+    *c = VK_NULL_HANDLE;
+  }
+  if (queries_) a.vkDestroyQueryPool(ctx_->device, queries_, nullptr);
+  queries_ = VK_NULL_HANDLE;
+  for (auto& l : layers_)
+    for (vk::Buffer* b : {&l.attn_norm, &l.ffn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.gate_up, &l.down, &l.kc, &l.vc})
+      ctx_->destroy(*b);
+  layers_.clear();
+  for (vk::Buffer* b : {&staging_, &embd_, &out_norm_, &output_, &x_, &xn_, &q_, &kb_, &vb_, &att_, &g_, &up_,
+                        &logits_, &part_, &rope_, &step_, &readback_})
+    ctx_->destroy(*b);
+  model_.reset();
+  max_ctx_ = 0;
+  have_origin_ = false;
+}
+
+void VulkanBackend::copy_to_device(const vk::Buffer& dst, uint64_t dst_off, const uint8_t* src, uint64_t bytes) {
+  // Chunks through one staging buffer: the mapped file is read once, never copied whole.
+  if (!staging_.mapped) throw Error("vulkan backend: upload without a staging buffer (internal error)");
+  VkCommandBuffer cmd = ctx_->allocate_command_buffer();
+  try {
+    for (uint64_t done = 0; done < bytes;) {
+      const uint64_t n = std::min(bytes - done, staging_.size);
+      std::memcpy(staging_.mapped, src + done, n);
+      VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+      bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+      vk::check(vk::api().vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
+      VkBufferCopy c{0, dst_off + done, n};
+      vk::api().vkCmdCopyBuffer(cmd, staging_.buf, dst.buf, 1, &c);
+      vk::check(vk::api().vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+      ctx_->submit_and_wait(cmd);
+      done += n;
+    }
+  } catch (...) {
+    ctx_->free_command_buffer(cmd);
+    throw;
+  }
+  ctx_->free_command_buffer(cmd);
+}
+
+vk::Buffer VulkanBackend::upload_f32_vector(const TensorView& t, const std::string& what) {
+  std::vector<float> v(static_cast<size_t>(t.elements()));
+  if (t.dtype == DType::F32) {
+    std::memcpy(v.data(), t.data, v.size() * 4);
+  } else if (t.dtype == DType::F16) {
+    const auto* h = reinterpret_cast<const uint16_t*>(t.data);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = fp16_to_fp32(h[i]);
+  } else {
+    throw Error(model_->source() + ": tensor '" + t.name + "' has dtype " + std::string(dtype_name(t.dtype)) +
+                "; the Vulkan backend reads norm weights as F32 or F16");
+  }
+  vk::Buffer b = ctx_->create_buffer(v.size() * 4, false, what);
+  copy_to_device(b, 0, reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4);
+  return b;
+}
+
+DeviceMatrix VulkanBackend::upload_matrix(vk::Buffer& dst, const TensorView& a, const TensorView* b,
+                                          const std::string& what) {
+  for (const TensorView* t : {&a, b}) {
+    if (!t) continue;
+    if (!dtype_suffix(t->dtype))
+      throw Error(model_->source() + ": tensor '" + t->name + "' has dtype " + std::string(dtype_name(t->dtype)) +
+                  "; the Vulkan backend reads F32, F16, Q8_0, Q5_0, Q4_K, Q6_K and their SoA forms");
+    if (t->row_length() % unit_elems(t->dtype) != 0)
+      throw Error(model_->source() + ": tensor '" + t->name + "' has rows of " + std::to_string(t->row_length()) +
+                  " elements, not a multiple of " + std::to_string(unit_elems(t->dtype)));
+  }
+  if (b && (b->dtype != a.dtype || b->ne[0] != a.ne[0] || b->rows() != a.rows()))
+    throw Error(model_->source() + ": '" + a.name + "' and '" + b->name + "' differ in dtype or shape");
+  const uint64_t off2 = align_up(a.bytes, 256);
+  const uint64_t total = b ? off2 + b->bytes : a.bytes;
+  if (total > ctx_->props.limits.maxStorageBufferRange || total > 0xFFFFFFF0ull)
+    throw DeviceError("Vulkan: " + what + " needs a " + std::to_string(total >> 20) +
+                      " MiB storage buffer; device '" + ctx_->props.deviceName + "' allows " +
+                      std::to_string(ctx_->props.limits.maxStorageBufferRange >> 20) + " MiB");
+  dst = ctx_->create_buffer(total, false, what);
+  copy_to_device(dst, 0, a.data, a.bytes);
+  if (b) copy_to_device(dst, off2, b->data, b->bytes);
+  DeviceMatrix m;
+  m.buf = &dst;
+  m.base = 0;
+  m.base2 = b ? static_cast<uint32_t>(off2) : 0;
+  m.dtype = a.dtype;
+  m.K = static_cast<uint32_t>(a.row_length());
+  m.M = static_cast<uint32_t>(a.rows());
+  const auto info = dtype_info(a.dtype);
+  m.nb = static_cast<uint32_t>(a.elements() / (info ? info->block_elems : 1));
+  return m;
+}
+
+void VulkanBackend::build_rope_table() {
+  const uint32_t half = hp_.rope_dim / 2;
+  std::vector<double> inv(half);
+  for (uint32_t i = 0; i < half; ++i) {
+    double f = std::pow(static_cast<double>(hp_.rope_base), -2.0 * i / hp_.rope_dim);
+    if (!hp_.rope_freq_factors.empty()) {
+      f /= hp_.rope_freq_factors[std::min<size_t>(i, hp_.rope_freq_factors.size() - 1)];
+    } else if (hp_.rope_scaling.type == RopeScalingType::Linear) {
+      f /= hp_.rope_scaling.factor;
+    } else if (hp_.rope_scaling.type == RopeScalingType::Llama3) {
+      const auto& s = hp_.rope_scaling;
+      const double lo_wl = s.original_context / s.low_freq_factor, hi_wl = s.original_context / s.high_freq_factor;
+      const double wl = 2.0 * M_PI / f;
+      if (wl > lo_wl) {
+        f /= s.factor;
+      } else if (wl >= hi_wl) {
+        const double smooth = (s.original_context / wl - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+        f = (1.0 - smooth) * f / s.factor + smooth * f;
+      }
+    }
+    inv[i] = f;
+  }
+  std::vector<float> t(static_cast<size_t>(max_ctx_) * half * 2);
+  for (uint32_t p = 0; p < max_ctx_; ++p)
+    for (uint32_t i = 0; i < half; ++i) {
+      const double a = p * inv[i];
+      t[(static_cast<size_t>(p) * half + i) * 2] = static_cast<float>(std::cos(a));
+      t[(static_cast<size_t>(p) * half + i) * 2 + 1] = static_cast<float>(std::sin(a));
+    }
+  rope_ = ctx_->create_buffer(std::max<size_t>(t.size() * 4, 16), false, "RoPE table");
+  if (!t.empty()) copy_to_device(rope_, 0, reinterpret_cast<const uint8_t*>(t.data()), t.size() * 4);
+}
+
+void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOptions& options) {
+  const auto t_start = Clock::now();
+  report_ = LoadReport{};
+  // Switches first: a typo fails before any device work.
+  for (const auto& [k, v] : options.switches) {
+    const auto& t = switch_table();
+    if (std::none_of(t.begin(), t.end(), [&](const SwitchInfo& s) { return s.name == k; })) {
+      std::string names;
+      for (const auto& s : t) names += (names.empty() ? "" : ", ") + s.name;
+      throw Error("vulkan backend: unknown switch '" + k + "' (offered: " + names + ")");
+    }
+  }
+  auto t0 = Clock::now();
+  std::string spec = options.device;
+  if (spec.empty())
+    if (const char* e = std::getenv("P64_VULKAN_DEVICE"); e) spec = e;
+  ensure_context(spec);
+  release_model();
+  report_.context_ms = ms_since(t0);
+  report_.device = ctx_->props.deviceName;
+
+  model_ = std::move(model);
+  hp_ = model_->hparams();
+  Tuning& tu = tune_;
+  tu = Tuning{};
+  const std::string sg = options.switches.count("subgroup_reduce") ? options.switches.at("subgroup_reduce") : "auto";
+  if (sg != "auto" && sg != "0" && sg != "1") throw Error("vulkan backend: subgroup_reduce must be auto, 0 or 1");
+  const bool sg_ok = ctx_->subgroup_arithmetic && (ctx_->full_subgroups || ctx_->min_subgroup == ctx_->max_subgroup);
+  if (sg == "1" && !sg_ok) throw Error(std::string("vulkan backend: device '") + ctx_->props.deviceName +
+                                       "' has no full compute subgroups with arithmetic; use subgroup_reduce=0");
+  tu.subgroups = sg == "auto" ? sg_ok : sg == "1";
+  tu.rows = static_cast<uint32_t>(options.get_int("rows_per_workgroup", 4));
+  if (tu.rows != 1 && tu.rows != 2 && tu.rows != 4 && tu.rows != 8)
+    throw Error("vulkan backend: rows_per_workgroup must be 1, 2, 4 or 8");
+  tu.tpr = static_cast<uint32_t>(options.get_int("threads_per_row", 0));
+  if (tu.tpr == 0) tu.tpr = std::max<uint32_t>(32, tu.subgroups ? ctx_->max_subgroup : 32);
+  if (tu.tpr < 1 || tu.tpr > 256 || (tu.tpr & (tu.tpr - 1)))
+    throw Error("vulkan backend: threads_per_row must be a power of two up to 256");
+  if (tu.subgroups && tu.tpr % ctx_->max_subgroup != 0) tu.subgroups = false;  // rows must not share a subgroup
+  if (tu.rows * tu.tpr > ctx_->props.limits.maxComputeWorkGroupInvocations)
+    throw Error("vulkan backend: rows_per_workgroup x threads_per_row exceeds the device's workgroup size");
+  tu.fused_gate_up = options.get_bool("fused_gate_up", true);
+  tu.fuse_norm = options.get_bool("fuse_norm", true);
+  tu.pipeline_cache = options.get_bool("pipeline_cache", true);
+  tu.ubatch = static_cast<uint32_t>(std::clamp(options.get_int("prefill_ubatch", 512), 16, 4096));
+
+  max_ctx_ = options.max_context;
+  if (hp_.n_ctx_train) max_ctx_ = std::min(max_ctx_, hp_.n_ctx_train);
+  if (max_ctx_ == 0) throw Error("vulkan backend: max_context is 0");
+  tu.ubatch = std::min(tu.ubatch, max_ctx_);
+  if (hp_.head_dim > 512 || hp_.head_dim % 4 || hp_.rope_dim % 2 || hp_.rope_dim > hp_.head_dim)
+    throw Error(model_->source() + ": head_dim " + std::to_string(hp_.head_dim) + " / rope_dim " +
+                std::to_string(hp_.rope_dim) + " not supported by the Vulkan backend");
+
+  // Refuse early when the model plainly cannot fit, rather than half-way through the upload.
+  const uint64_t kv_bytes = 2ull * hp_.n_layer * max_ctx_ * hp_.kv_dim() * 4;
+  const uint64_t need = model_->weight_bytes() + model_->token_embd().bytes + kv_bytes;
+  if (need > ctx_->device_local_bytes)
+    throw DeviceError("Vulkan: the model needs about " + std::to_string(need >> 20) + " MiB (weights + KV cache for " +
+                      std::to_string(max_ctx_) + " positions); device '" + ctx_->props.deviceName + "' has " +
+                      std::to_string(ctx_->device_local_bytes >> 20) + " MiB");
+
+  t0 = Clock::now();
+  staging_ = ctx_->create_buffer(std::min<uint64_t>(kStagingBytes, std::max<uint64_t>(need, 1 << 20)), true, "staging");
+  embd_m_ = upload_matrix(embd_, model_->token_embd(), nullptr, "token_embd");
+  out_norm_ = upload_f32_vector(model_->output_norm(), "output_norm");
+  if (&model_->output() == &model_->token_embd()) {
+    output_m_ = embd_m_;
+  } else {
+    output_m_ = upload_matrix(output_, model_->output(), nullptr, "output");
+  }
+  layers_.resize(hp_.n_layer);
+  for (uint32_t i = 0; i < hp_.n_layer; ++i) {
+    const LayerWeights& w = model_->layers()[i];
+    DeviceLayer& d = layers_[i];
+    const std::string p = "blk." + std::to_string(i) + ".";
+    d.attn_norm = upload_f32_vector(*w.attn_norm, p + "attn_norm");
+    d.ffn_norm = upload_f32_vector(*w.ffn_norm, p + "ffn_norm");
+    d.q = upload_matrix(d.wq, *w.wq, nullptr, p + "attn_q");
+    d.k = upload_matrix(d.wk, *w.wk, nullptr, p + "attn_k");
+    d.v = upload_matrix(d.wv, *w.wv, nullptr, p + "attn_v");
+    d.o = upload_matrix(d.wo, *w.wo, nullptr, p + "attn_output");
+    d.gu = upload_matrix(d.gate_up, *w.w_gate, w.w_up, p + "ffn_gate+ffn_up");
+    d.dn = upload_matrix(d.down, *w.w_down, nullptr, p + "ffn_down");
+    const uint64_t kvb = static_cast<uint64_t>(max_ctx_) * hp_.kv_dim() * 4;
+    d.kc = ctx_->create_buffer(kvb, false, p + "K cache");
+    d.vc = ctx_->create_buffer(kvb, false, p + "V cache");
+  }
+  report_.upload_ms = ms_since(t0);
+
+  const uint32_t U = tu.ubatch;
+  x_ = ctx_->create_buffer(4ull * U * hp_.n_embd, false, "residual stream");
+  xn_ = ctx_->create_buffer(4ull * U * hp_.n_embd, false, "normed input");
+  q_ = ctx_->create_buffer(4ull * U * hp_.q_dim(), false, "queries");
+  kb_ = ctx_->create_buffer(4ull * U * hp_.kv_dim(), false, "prefill keys");
+  vb_ = ctx_->create_buffer(4ull * U * hp_.kv_dim(), false, "prefill values");
+  att_ = ctx_->create_buffer(4ull * U * hp_.q_dim(), false, "attention output");
+  g_ = ctx_->create_buffer(4ull * U * hp_.n_ff, false, "ffn gate");
+  up_ = ctx_->create_buffer(4ull * U * hp_.n_ff, false, "ffn up");
+  logits_rows_ = std::max<uint32_t>(tu.rows, 4);
+  logits_ = ctx_->create_buffer(4ull * hp_.n_vocab, false, "logits");
+  part_ = ctx_->create_buffer(8ull * div_up(hp_.n_vocab, logits_rows_), false, "argmax partials");
+  step_ = ctx_->create_buffer(4ull * (kStepWords + U), true, "step parameters");
+  readback_ = ctx_->create_buffer(4ull * hp_.n_vocab, true, "logits readback");
+  host_logits_.assign(hp_.n_vocab, 0.0f);
+  build_rope_table();
+  ctx_->destroy(staging_);
+  if (ctx_->timestamp_bits) {
+    VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    qi.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    qi.queryCount = kQueries;
+    vk::check(vk::api().vkCreateQueryPool(ctx_->device, &qi, nullptr, &queries_), "vkCreateQueryPool");
+  }
+
+  // Pre-record the decode step: the token and position live in the step buffer, so the same
+  // command buffer serves every position and a step is one submit.
+  t0 = Clock::now();
+  const double pipes_before = pipes_->create_ms();
+  const uint32_t sets = hp_.n_layer * 12 + 16;
+  rec_argmax_ = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, sets);
+  rec_logits_ = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, sets);
+  cmd_argmax_ = ctx_->allocate_command_buffer();
+  cmd_logits_ = ctx_->allocate_command_buffer();
+  record_decode(*rec_argmax_, cmd_argmax_, false, VK_NULL_HANDLE);
+  record_decode(*rec_logits_, cmd_logits_, true, VK_NULL_HANDLE);
+  // Prefill pipelines too, so that a warm start compiles nothing later.
+  for (const DeviceLayer& l : layers_)
+    for (const DeviceMatrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gu, &l.dn}) {
+      mm_pipe(*m, EPI_STORE);
+      mm_pipe(*m, EPI_ADD);
+    }
+  attn_pipe(false);
+  for (const char* s : {"rmsnorm", "rope_kv", "silu_mul"}) simple_pipe(s);
+  rec_prefill_ = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 16 + 16);
+  cmd_prefill_ = ctx_->allocate_command_buffer();
+  report_.pipelines_ms = pipes_->create_ms() - pipes_before;
+  report_.record_ms = ms_since(t0) - report_.pipelines_ms;
+  report_.pipelines = pipes_->created();
+  report_.pipeline_cache_warm = ctx_->pipeline_cache_was_warm();
+  report_.pipeline_cache_path = tu.pipeline_cache ? ctx_->pipeline_cache_path() : "";
+  if (tu.pipeline_cache) ctx_->save_pipeline_cache();
+  logits_fresh_ = false;
+  report_.total_ms = ms_since(t_start);
+}
+
+// ---- pipelines ---------------------------------------------------------------------------
+
+VkPipeline VulkanBackend::mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm) {
+  uint32_t rows = tune_.rows;
+  if (epi == EPI_ROPE) rows = std::max<uint32_t>(rows, 2);
+  if (epi == EPI_ARGMAX) rows = logits_rows_;
+  const uint32_t wg = rows * tune_.tpr;
+  const uint64_t fixed = 4ull * (2 * wg + 2 * rows) + 64;
+  const uint32_t xs = 4ull * m.K + fixed <= ctx_->props.limits.maxComputeSharedMemorySize ? m.K : 1;
+  const std::string name = "mv_" + *dtype_suffix(m.dtype) + (tune_.subgroups ? "_sg" : "");
+  return pipes_->get(name,
+                     {{0, wg}, {1, rows}, {2, m.K}, {3, tune_.tpr}, {4, epi}, {5, fuse_norm ? 1u : 0u}, {6, xs}, {7, 1}},
+                     tune_.subgroups);
+}
+
+VkPipeline VulkanBackend::mm_pipe(const DeviceMatrix& m, uint32_t epi) {
+  return pipes_->get("mm_" + *dtype_suffix(m.dtype), {{2, m.K}, {4, epi}});
+}
+
+VkPipeline VulkanBackend::embed_pipe() { return pipes_->get("embed_" + *dtype_suffix(embd_m_.dtype), {{2, embd_m_.K}}); }
+
+VkPipeline VulkanBackend::attn_pipe(bool step_pos) {
+  return pipes_->get(tune_.subgroups ? "attn_sg" : "attn", {{0, 128}, {1, step_pos ? 1u : 0u}}, tune_.subgroups);
+}
+
+VkPipeline VulkanBackend::simple_pipe(const char* name) { return pipes_->get(name, {}); }
+
+// ---- recording ---------------------------------------------------------------------------
+
+void VulkanBackend::rec_mv(vk::Recorder& r, const DeviceMatrix& m, uint32_t epi, bool fuse_norm, VkBuffer x,
+                           uint32_t x_off, VkBuffer g, VkBuffer y, uint32_t pos_stride) {
+  uint32_t rows = epi == EPI_ROPE ? std::max<uint32_t>(tune_.rows, 2) : epi == EPI_ARGMAX ? logits_rows_ : tune_.rows;
+  MvPC pc{m.M, m.base, m.base2, m.nb, x_off, 0, pos_stride, hp_.head_dim, hp_.rope_dim, hp_.rms_eps, 0};
+  r.dispatch(mv_pipe(m, epi, fuse_norm),
+             {{0, m.buf->buf}, {1, x}, {2, g}, {3, y}, {4, step_.buf}, {5, rope_.buf}, {6, part_.buf}}, pc,
+             div_up(m.M, rows));
+}
+
+void VulkanBackend::rec_logits(vk::Recorder& r, VkBuffer x, uint32_t x_off) {
+  VkBuffer xin = x;
+  if (!tune_.fuse_norm) {
+    RmsPC pc{hp_.n_embd, hp_.rms_eps};
+    r.dispatch(simple_pipe("rmsnorm"), {{1, x}, {2, out_norm_.buf}, {3, xn_.buf}}, pc, 1);
+    r.barrier();
+    xin = xn_.buf;
+    x_off = 0;
+  }
+  rec_mv(r, output_m_, EPI_ARGMAX, tune_.fuse_norm, xin, x_off, out_norm_.buf, logits_.buf, 0);
+  r.barrier();
+  r.mark("logits", OpGroup::Logits, -1);
+  CountPC pc{div_up(output_m_.M, logits_rows_)};
+  r.dispatch(simple_pipe("argmax"), {{4, step_.buf}, {6, part_.buf}}, pc, 1);
+  r.mark("argmax", OpGroup::Sample, -1);
+}
+
+void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool copy_logits, VkQueryPool queries) {
+  r.reset();
+  r.begin(cmd, queries);
+  const bool fn = tune_.fuse_norm;
+  const uint32_t kvd = hp_.kv_dim();
+  EmbedPC epc{embd_m_.base, embd_m_.nb, 0, hp_.n_vocab};
+  const uint32_t units = is_float(embd_m_.dtype) ? embd_m_.K : embd_m_.K / 32;
+  r.dispatch(embed_pipe(), {{0, embd_m_.buf->buf}, {3, x_.buf}, {4, step_.buf}}, epc, div_up(units, 64));
+  r.barrier();
+  r.mark("embed", OpGroup::Other, -1);
+  for (uint32_t li = 0; li < hp_.n_layer; ++li) {
+    const DeviceLayer& l = layers_[li];
+    const int32_t L = static_cast<int32_t>(li);
+    VkBuffer xin = x_.buf;
+    if (!fn) {
+      RmsPC pc{hp_.n_embd, hp_.rms_eps};
+      r.dispatch(simple_pipe("rmsnorm"), {{1, x_.buf}, {2, l.attn_norm.buf}, {3, xn_.buf}}, pc, 1);
+      r.barrier();
+      r.mark("rms_attn", OpGroup::Rms, L);
+      xin = xn_.buf;
+    }
+    // Q, K, V: independent dispatches with no barrier between them; RoPE and the KV-cache
+    // write happen in their epilogues.
+    rec_mv(r, l.q, EPI_ROPE, fn, xin, 0, l.attn_norm.buf, q_.buf, 0);
+    rec_mv(r, l.k, EPI_ROPE, fn, xin, 0, l.attn_norm.buf, l.kc.buf, kvd);
+    rec_mv(r, l.v, EPI_STORE, fn, xin, 0, l.attn_norm.buf, l.vc.buf, kvd);
+    r.barrier();
+    r.mark("qkv", OpGroup::Attn, L);
+    AttnPC apc{hp_.head_dim, hp_.n_head / hp_.n_head_kv, kvd, hp_.q_dim(), 0, 1.0f / std::sqrt(float(hp_.head_dim))};
+    r.dispatch(attn_pipe(true), {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}, {4, step_.buf}}, apc,
+               hp_.n_head);
+    r.barrier();
+    r.mark("sdpa", OpGroup::Attn, L);
+    rec_mv(r, l.o, EPI_ADD, false, att_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
+    r.barrier();
+    r.mark("o", OpGroup::Attn, L);
+    xin = x_.buf;
+    if (!fn) {
+      RmsPC pc{hp_.n_embd, hp_.rms_eps};
+      r.dispatch(simple_pipe("rmsnorm"), {{1, x_.buf}, {2, l.ffn_norm.buf}, {3, xn_.buf}}, pc, 1);
+      r.barrier();
+      r.mark("rms_ffn", OpGroup::Rms, L);
+      xin = xn_.buf;
+    }
+    if (tune_.fused_gate_up) {
+      rec_mv(r, l.gu, EPI_SWIGLU, fn, xin, 0, l.ffn_norm.buf, g_.buf, 0);
+    } else {
+      DeviceMatrix up = l.gu;
+      up.base = l.gu.base2;
+      rec_mv(r, l.gu, EPI_STORE, fn, xin, 0, l.ffn_norm.buf, g_.buf, 0);
+      rec_mv(r, up, EPI_STORE, fn, xin, 0, l.ffn_norm.buf, up_.buf, 0);
+      r.barrier();
+      CountPC pc{hp_.n_ff};
+      r.dispatch(simple_pipe("silu_mul"), {{2, up_.buf}, {3, g_.buf}}, pc, div_up(hp_.n_ff, 256));
+    }
+    r.barrier();
+    r.mark("gate_up", OpGroup::Ffn, L);
+    rec_mv(r, l.dn, EPI_ADD, false, g_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
+    r.barrier();
+    r.mark("down", OpGroup::Ffn, L);
+  }
+  rec_logits(r, x_.buf, 0);
+  if (copy_logits) {
+    r.barrier();
+    r.copy(logits_.buf, readback_.buf, 4ull * hp_.n_vocab);
+  }
+  r.barrier_to_host();
+  r.end();
+}
+
+void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, uint32_t n, uint32_t pos0, bool last,
+                                         VkQueryPool queries) {
+  r.reset();
+  r.begin(cmd, queries);
+  const uint32_t E = hp_.n_embd, kvd = hp_.kv_dim(), qd = hp_.q_dim();
+  EmbedPC epc{embd_m_.base, embd_m_.nb, kStepWords, hp_.n_vocab};
+  const uint32_t units = is_float(embd_m_.dtype) ? embd_m_.K : embd_m_.K / 32;
+  r.dispatch(embed_pipe(), {{0, embd_m_.buf->buf}, {3, x_.buf}, {4, step_.buf}}, epc, div_up(units, 64), n);
+  r.barrier();
+  r.mark("embed", OpGroup::Other, -1);
+  auto mm = [&](const DeviceMatrix& m, uint32_t base, uint32_t epi, VkBuffer x, VkBuffer y, uint32_t ldy) {
+    MmPC pc{m.M, n, base, m.nb, ldy};
+    r.dispatch(mm_pipe(m, epi), {{0, m.buf->buf}, {1, x}, {3, y}}, pc, div_up(m.M, 64), div_up(n, 64));
+  };
+  for (uint32_t li = 0; li < hp_.n_layer; ++li) {
+    const DeviceLayer& l = layers_[li];
+    const int32_t L = static_cast<int32_t>(li);
+    RmsPC rpc{E, hp_.rms_eps};
+    r.dispatch(simple_pipe("rmsnorm"), {{1, x_.buf}, {2, l.attn_norm.buf}, {3, xn_.buf}}, rpc, n);
+    r.barrier();
+    r.mark("rms_attn", OpGroup::Rms, L);
+    mm(l.q, l.q.base, EPI_STORE, xn_.buf, q_.buf, qd);
+    mm(l.k, l.k.base, EPI_STORE, xn_.buf, kb_.buf, kvd);
+    mm(l.v, l.v.base, EPI_STORE, xn_.buf, vb_.buf, kvd);
+    r.barrier();
+    r.mark("qkv", OpGroup::Attn, L);
+    RopePC ppc{qd, kvd, hp_.head_dim, hp_.rope_dim, pos0};
+    r.dispatch(simple_pipe("rope_kv"),
+               {{0, l.kc.buf}, {1, kb_.buf}, {2, vb_.buf}, {3, q_.buf}, {5, rope_.buf}, {6, l.vc.buf}}, ppc, n);
+    r.barrier();
+    r.mark("rope_kv_write", OpGroup::Attn, L);
+    AttnPC apc{hp_.head_dim, hp_.n_head / hp_.n_head_kv, kvd, qd, pos0, 1.0f / std::sqrt(float(hp_.head_dim))};
+    r.dispatch(attn_pipe(false), {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}, {4, step_.buf}}, apc,
+               hp_.n_head, n);
+    r.barrier();
+    r.mark("sdpa", OpGroup::Attn, L);
+    mm(l.o, l.o.base, EPI_ADD, att_.buf, x_.buf, E);
+    r.barrier();
+    r.mark("o", OpGroup::Attn, L);
+    r.dispatch(simple_pipe("rmsnorm"), {{1, x_.buf}, {2, l.ffn_norm.buf}, {3, xn_.buf}}, rpc, n);
+    r.barrier();
+    r.mark("rms_ffn", OpGroup::Rms, L);
+    mm(l.gu, l.gu.base, EPI_STORE, xn_.buf, g_.buf, hp_.n_ff);
+    mm(l.gu, l.gu.base2, EPI_STORE, xn_.buf, up_.buf, hp_.n_ff);
+    r.barrier();
+    CountPC cpc{n * hp_.n_ff};
+    r.dispatch(simple_pipe("silu_mul"), {{2, up_.buf}, {3, g_.buf}}, cpc, div_up(uint64_t(n) * hp_.n_ff, 256));
+    r.barrier();
+    r.mark("gate_up", OpGroup::Ffn, L);
+    mm(l.dn, l.dn.base, EPI_ADD, g_.buf, x_.buf, E);
+    r.barrier();
+    r.mark("down", OpGroup::Ffn, L);
+  }
+  if (last) rec_logits(r, x_.buf, (n - 1) * E);
+  r.barrier_to_host();
+  r.end();
+}
+
+// ---- steps -------------------------------------------------------------------------------
+
+void VulkanBackend::check_position(int32_t pos, size_t n) const {
+  if (!model_) throw Error("vulkan backend: load() a model first");
+  if (pos < 0 || static_cast<uint64_t>(pos) + n > max_ctx_)
+    throw Error("vulkan backend: positions [" + std::to_string(pos) + ", " + std::to_string(pos + n) +
+                ") exceed the KV cache of " + std::to_string(max_ctx_) + " positions");
+}
+
+void VulkanBackend::emit_spans(const vk::Recorder& r, bool prefill, int32_t step) {
+  if (!sink_ || !r.timing() || r.query_count() < 2) return;
+  std::vector<uint64_t> t(r.query_count());
+  vk::check(vk::api().vkGetQueryPoolResults(ctx_->device, queries_, 0, r.query_count(), t.size() * 8, t.data(), 8,
+                                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+            "vkGetQueryPoolResults");
+  const uint64_t mask = ctx_->timestamp_bits >= 64 ? ~0ull : ((1ull << ctx_->timestamp_bits) - 1);
+  const double ns = ctx_->props.limits.timestampPeriod;
+  if (!have_origin_) {
+    origin_ticks_ = t[0] & mask;
+    have_origin_ = true;
+  }
+  auto us = [&](uint64_t ticks) { return static_cast<double>(static_cast<int64_t>((ticks & mask) - origin_ticks_)) * ns / 1000.0; };
+  for (size_t i = 0; i < r.spans().size(); ++i) {
+    const vk::SpanMeta& m = r.spans()[i];
+    OpSpan s;
+    s.name = m.name;
+    s.group = m.group;
+    s.layer = m.layer;
+    s.prefill = prefill;
+    s.step = step;
+    s.start_us = us(t[i]);
+    s.dur_us = static_cast<double>((t[i + 1] - t[i]) & mask) * ns / 1000.0;
+    sink_->on_span(s);
+  }
+}
+
+int32_t VulkanBackend::run_decode(int32_t token, int32_t pos, bool want_logits) {
+  check_position(pos, 1);
+  if (token < 0 || static_cast<uint32_t>(token) >= hp_.n_vocab)
+    throw Error("vulkan backend: token id " + std::to_string(token) + " outside the vocabulary of " +
+                std::to_string(hp_.n_vocab));
+  auto* s = static_cast<uint32_t*>(step_.mapped);
+  s[0] = static_cast<uint32_t>(token);
+  s[1] = static_cast<uint32_t>(pos);
+  s[2] = 0xFFFFFFFFu;
+  vk::Recorder* rec = nullptr;
+  VkCommandBuffer cmd;
+  if (sink_ && queries_) {
+    std::unique_ptr<vk::Recorder>& tr = want_logits ? rec_timed_logits_ : rec_timed_argmax_;
+    VkCommandBuffer& tc = want_logits ? cmd_timed_logits_ : cmd_timed_argmax_;
+    if (!tr) {
+      tr = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 12 + 16);
+      tc = ctx_->allocate_command_buffer();
+      record_decode(*tr, tc, want_logits, queries_);
+    }
+    rec = tr.get();
+    cmd = tc;
+  } else {
+    cmd = want_logits ? cmd_logits_ : cmd_argmax_;
+  }
+  ctx_->submit_and_wait(cmd);
+  if (rec) emit_spans(*rec, false, pos);
+  if (want_logits) std::memcpy(host_logits_.data(), readback_.mapped, 4ull * hp_.n_vocab);
+  logits_fresh_ = want_logits;
+  return static_cast<int32_t>(s[2]);
+}
+
+int32_t VulkanBackend::decode_argmax(int32_t token, int32_t pos) { return run_decode(token, pos, false); }
+
+std::span<const float> VulkanBackend::decode_logits(int32_t token, int32_t pos) {
+  run_decode(token, pos, true);
+  return host_logits_;
+}
+
+std::span<const float> VulkanBackend::logits() {
+  if (!model_) throw Error("vulkan backend: load() a model first");
+  if (!logits_fresh_) {
+    VkCommandBuffer cmd = ctx_->allocate_command_buffer();
+    vk::Recorder r(*ctx_, *pipes_, dummy_.buf, 1);
+    r.begin(cmd, VK_NULL_HANDLE);
+    r.copy(logits_.buf, readback_.buf, 4ull * hp_.n_vocab);
+    r.barrier_to_host();
+    r.end();
+    try {
+      ctx_->submit_and_wait(cmd);
+    } catch (...) {
+      ctx_->free_command_buffer(cmd);
+      throw;
+    }
+    ctx_->free_command_buffer(cmd);
+    std::memcpy(host_logits_.data(), readback_.mapped, 4ull * hp_.n_vocab);
+    logits_fresh_ = true;
+  }
+  return host_logits_;
+}
+
+int32_t VulkanBackend::prefill(std::span<const int32_t> tokens, int32_t pos) {
+  if (tokens.empty()) throw Error("vulkan backend: prefill of zero tokens");
+  check_position(pos, tokens.size());
+  for (int32_t t : tokens)
+    if (t < 0 || static_cast<uint32_t>(t) >= hp_.n_vocab)
+      throw Error("vulkan backend: token id " + std::to_string(t) + " outside the vocabulary of " +
+                  std::to_string(hp_.n_vocab));
+  auto* s = static_cast<uint32_t*>(step_.mapped);
+  const bool timed = sink_ && queries_;
+  for (size_t done = 0; done < tokens.size();) {
+    const uint32_t n = static_cast<uint32_t>(std::min<size_t>(tune_.ubatch, tokens.size() - done));
+    const bool last = done + n == tokens.size();
+    for (uint32_t i = 0; i < n; ++i) s[kStepWords + i] = static_cast<uint32_t>(tokens[done + i]);
+    s[2] = 0xFFFFFFFFu;
+    const uint32_t p0 = static_cast<uint32_t>(pos + done);
+    record_prefill_chunk(*rec_prefill_, cmd_prefill_, n, p0, last, timed ? queries_ : VK_NULL_HANDLE);
+    ctx_->submit_and_wait(cmd_prefill_);
+    if (timed) emit_spans(*rec_prefill_, true, static_cast<int32_t>(p0));
+    done += n;
+  }
+  logits_fresh_ = false;
+  return static_cast<int32_t>(s[2]);
+}
+
+void VulkanBackend::set_timeline(TimelineSink* sink) {
+  sink_ = sink;
+  have_origin_ = false;
+}
+
+LoadReport load_report(const Backend& b) {
+  const auto* v = dynamic_cast<const VulkanBackend*>(&b);
+  if (!v) throw Error("load_report: backend '" + b.name() + "' is not the Vulkan backend");
+  return v->report();
+}
+
+std::unique_ptr<Backend> make_backend(InstanceSettings settings) {
+  if (!settings.validation)
+    if (const char* e = std::getenv("P64_VULKAN_VALIDATION"); e && std::string(e) == "1") settings.validation = true;
+  return std::make_unique<VulkanBackend>(std::move(settings));
+}
+
+}  // namespace p64::vulkan

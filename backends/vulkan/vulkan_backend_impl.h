@@ -1,0 +1,116 @@
+#pragma once
+// Internals of the Vulkan backend (shared by vulkan_backend.cpp and vulkan_passport.cpp).
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/vk_recorder.h"
+#include "backends/vulkan/vulkan_backend.h"
+
+namespace p64::vulkan {
+
+// A weight matrix resident on the device: its buffer, byte offset, and what the shaders need.
+struct DeviceMatrix {
+  const vk::Buffer* buf = nullptr;
+  uint32_t base = 0;   // byte offset of the matrix in buf
+  uint32_t base2 = 0;  // byte offset of the paired matrix (up, after gate)
+  uint32_t nb = 0;     // blocks of one matrix (SoA array offsets)
+  DType dtype = DType::F32;
+  uint32_t K = 0, M = 0;  // row length, rows
+};
+
+struct DeviceLayer {
+  vk::Buffer attn_norm, ffn_norm, wq, wk, wv, wo, gate_up, down, kc, vc;
+  DeviceMatrix q, k, v, o, gu, dn;
+};
+
+// Settings resolved from the switches at load().
+struct Tuning {
+  bool subgroups = true;
+  uint32_t rows = 4;        // rows per workgroup of the decode GEMV
+  uint32_t tpr = 32;        // threads per row
+  bool fused_gate_up = true;
+  bool fuse_norm = true;
+  bool pipeline_cache = true;
+  uint32_t ubatch = 512;    // prefill tokens per recorded batch
+};
+
+class VulkanBackend final : public Backend {
+ public:
+  explicit VulkanBackend(InstanceSettings s) : settings_(std::move(s)) {}
+  ~VulkanBackend() override;
+
+  std::string name() const override { return "vulkan"; }
+  Passport passport() override;
+  std::vector<SwitchInfo> switches() const override;
+  void load(std::shared_ptr<const Model> model, const BackendOptions& options) override;
+  uint32_t max_context() const override { return max_ctx_; }
+  int32_t prefill(std::span<const int32_t> tokens, int32_t pos) override;
+  int32_t decode_argmax(int32_t token, int32_t pos) override;
+  std::span<const float> decode_logits(int32_t token, int32_t pos) override;
+  std::span<const float> logits() override;
+  void set_timeline(TimelineSink* sink) override;
+  uint64_t device_memory_peak() const override { return ctx_ ? ctx_->peak_bytes() : 0; }
+
+  const LoadReport& report() const { return report_; }
+
+ private:
+  void ensure_context(const std::string& device_spec);
+  void release_model();
+  vk::Buffer upload_f32_vector(const TensorView& t, const std::string& what);
+  DeviceMatrix upload_matrix(vk::Buffer& dst, const TensorView& a, const TensorView* b, const std::string& what);
+  void copy_to_device(const vk::Buffer& dst, uint64_t dst_off, const uint8_t* src, uint64_t bytes);
+  void build_rope_table();
+
+  // Pipelines by role.
+  VkPipeline mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm);
+  VkPipeline mm_pipe(const DeviceMatrix& m, uint32_t epi);
+  VkPipeline embed_pipe();
+  VkPipeline attn_pipe(bool step_pos);
+  VkPipeline simple_pipe(const char* name);
+
+  // Recording.
+  void rec_mv(vk::Recorder& r, const DeviceMatrix& m, uint32_t epi, bool fuse_norm, VkBuffer x, uint32_t x_off,
+              VkBuffer g, VkBuffer y, uint32_t pos_stride);
+  void record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool copy_logits, VkQueryPool queries);
+  void record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, uint32_t n, uint32_t pos0, bool last,
+                            VkQueryPool queries);
+  void rec_logits(vk::Recorder& r, VkBuffer x, uint32_t x_off);
+  int32_t run_decode(int32_t token, int32_t pos, bool want_logits);
+  void emit_spans(const vk::Recorder& r, bool prefill, int32_t step);
+  void check_position(int32_t pos, size_t n) const;
+
+  InstanceSettings settings_;
+  std::unique_ptr<vk::Context> ctx_;
+  std::unique_ptr<vk::Pipelines> pipes_;
+  std::string device_spec_;
+  std::optional<Passport> passport_;
+
+  std::shared_ptr<const Model> model_;
+  HParams hp_;
+  Tuning tune_;
+  uint32_t max_ctx_ = 0;
+  vk::Buffer dummy_, staging_, embd_, out_norm_, output_;
+  DeviceMatrix embd_m_, output_m_;
+  std::vector<DeviceLayer> layers_;
+  vk::Buffer x_, xn_, q_, kb_, vb_, att_, g_, up_, logits_, part_, rope_, step_, readback_;
+  uint32_t logits_rows_ = 4;
+  std::vector<float> host_logits_;
+  bool logits_fresh_ = false;  // host_logits_ holds the latest step's logits
+
+  std::unique_ptr<vk::Recorder> rec_argmax_, rec_logits_, rec_timed_argmax_, rec_timed_logits_, rec_prefill_;
+  VkCommandBuffer cmd_argmax_ = VK_NULL_HANDLE, cmd_logits_ = VK_NULL_HANDLE;
+  VkCommandBuffer cmd_timed_argmax_ = VK_NULL_HANDLE, cmd_timed_logits_ = VK_NULL_HANDLE, cmd_prefill_ = VK_NULL_HANDLE;
+  VkQueryPool queries_ = VK_NULL_HANDLE;
+  TimelineSink* sink_ = nullptr;
+  bool have_origin_ = false;
+  uint64_t origin_ticks_ = 0;
+  LoadReport report_;
+};
+
+// Read and copy bandwidth of the device (medians of timestamp-timed repeats).
+MeasuredBandwidth measure_bandwidth(vk::Context& ctx, vk::Pipelines& pipes);
+DeviceFacts device_facts(const vk::Context& ctx);
+
+}  // namespace p64::vulkan
