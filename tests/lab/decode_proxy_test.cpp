@@ -73,7 +73,11 @@ TEST(DecodeProxy, RefusesMoreThanTheKvCache) {
 }
 
 TEST(Timeline, ToySpansGroupAndCoverTheDecode) {
-  auto model = test::make_toy_model();
+  test::ToyShape shape;  // big enough that a step's ops outweigh the loop around them
+  shape.n_embd = 128;
+  shape.n_ff = 256;
+  shape.n_vocab = 256;
+  auto model = test::make_toy_model(shape);
   test::ToyBackend toy;
   toy.load(model, {});
   TimelineParams p;
