@@ -1,0 +1,199 @@
+// Decode attention with GQA, split over the context (flash-decoding): block (kv head, split)
+// streams `chunk` cached positions once for all the q heads that share that kv head, keeps an
+// online softmax per head per warp, and writes a partial (max, sum, weighted V); the combine
+// pass merges the splits of each head and writes the o-projection's input in both forms.
+// The number of splits in use follows the position read from the step state, so one captured
+// graph serves every position.
+#include <cuda_fp16.h>
+
+#include <cmath>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernels.h"
+
+namespace p64::cuda {
+namespace {
+
+constexpr int kWarps = 4;
+constexpr int kMaxGroup = 8;  // q heads per kv head
+constexpr int kPosPerWarp = 4;
+
+template <bool F16>
+__device__ __forceinline__ float kv_at(const void* base, int64_t i) {
+  if constexpr (F16) return __half2float(static_cast<const __half*>(base)[i]);
+  else return static_cast<const float*>(base)[i];
+}
+
+template <bool F16, int DPL>
+__device__ __forceinline__ void load_row(const void* base, int64_t off, int lane, int D, float out[DPL]) {
+  const int d0 = lane * DPL;
+  if (d0 + DPL <= D) {
+    if constexpr (F16 && DPL == 4) {
+      const uint2 r = *reinterpret_cast<const uint2*>(static_cast<const __half*>(base) + off + d0);
+      const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&r.x));
+      const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&r.y));
+      out[0] = a.x; out[1] = a.y; out[2] = b.x; out[3] = b.y;
+      return;
+    }
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) out[i] = kv_at<F16>(base, off + d0 + i);
+  } else {
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) out[i] = d0 + i < D ? kv_at<F16>(base, off + d0 + i) : 0.f;
+  }
+}
+
+template <bool F16, int DPL>
+__global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunch a) {
+  constexpr int DMAX = 32 * DPL;
+  __shared__ float s_m[kWarps][kMaxGroup], s_l[kWarps][kMaxGroup];
+  __shared__ float s_acc[kWarps][kMaxGroup][DMAX];
+  const int kvh = blockIdx.x, split = blockIdx.y, splits = gridDim.y;
+  const int len = a.state->pos + 1;
+  const int start = split * a.chunk;
+  if (start >= len) return;
+  const int end = min(start + a.chunk, len);
+  const int G = a.n_head / a.n_head_kv, D = a.head_dim;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const float scale = rsqrtf(float(D));
+
+  float q[kMaxGroup][DPL], m[kMaxGroup], l[kMaxGroup], acc[kMaxGroup][DPL];
+#pragma unroll
+  for (int g = 0; g < kMaxGroup; ++g) {
+    m[g] = -INFINITY;
+    l[g] = 0.f;
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) {
+      acc[g][i] = 0.f;
+      const int d = lane * DPL + i;
+      q[g][i] = (g < G && d < D) ? a.q[int64_t(kvh * G + g) * D + d] * scale : 0.f;
+    }
+  }
+  const int64_t head_base = int64_t(kvh) * a.max_ctx * D;
+  // Each warp takes kPosPerWarp consecutive positions per round and loads all their K and V
+  // rows before any arithmetic, so the loads of a round are in flight together.
+  for (int t0 = start + warp * kPosPerWarp; t0 < end; t0 += kWarps * kPosPerWarp) {
+    float k[kPosPerWarp][DPL], v[kPosPerWarp][DPL];
+#pragma unroll
+    for (int p = 0; p < kPosPerWarp; ++p) {
+      if (t0 + p < end) {
+        load_row<F16, DPL>(a.k_cache, head_base + int64_t(t0 + p) * D, lane, D, k[p]);
+        load_row<F16, DPL>(a.v_cache, head_base + int64_t(t0 + p) * D, lane, D, v[p]);
+      }
+    }
+#pragma unroll
+    for (int p = 0; p < kPosPerWarp; ++p) {
+      if (t0 + p >= end) break;
+#pragma unroll
+      for (int g = 0; g < kMaxGroup; ++g) {
+        if (g < G) {
+          float s = 0.f;
+#pragma unroll
+          for (int i = 0; i < DPL; ++i) s = fmaf(q[g][i], k[p][i], s);
+#pragma unroll
+          for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+          const float mn = fmaxf(m[g], s);
+          const float corr = __expf(m[g] - mn), pr = __expf(s - mn);
+          l[g] = l[g] * corr + pr;
+#pragma unroll
+          for (int i = 0; i < DPL; ++i) acc[g][i] = fmaf(acc[g][i], corr, pr * v[p][i]);
+          m[g] = mn;
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int g = 0; g < kMaxGroup; ++g) {
+    if (g < G) {
+      if (lane == 0) { s_m[warp][g] = m[g]; s_l[warp][g] = l[g]; }
+#pragma unroll
+      for (int i = 0; i < DPL; ++i) s_acc[warp][g][lane * DPL + i] = acc[g][i];
+    }
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < G * D; idx += blockDim.x) {
+    const int g = idx / D, d = idx % D;
+    float M = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) M = fmaxf(M, s_m[w][g]);
+    float L = 0.f, A = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float f = s_m[w][g] == -INFINITY ? 0.f : __expf(s_m[w][g] - M);
+      L += s_l[w][g] * f;
+      A += s_acc[w][g][d] * f;
+    }
+    const int64_t qh = int64_t(kvh) * G + g;
+    a.part_acc[(qh * splits + split) * D + d] = A;
+    if (d == 0) {
+      a.part_m[qh * splits + split] = M;
+      a.part_l[qh * splits + split] = L;
+    }
+  }
+}
+
+__global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
+  const int h = blockIdx.x, d = threadIdx.x, D = a.head_dim, lane = threadIdx.x & 31;
+  const int len = a.state->pos + 1;
+  const int used = (len + a.chunk - 1) / a.chunk;
+  float o = 0.f;
+  if (d < D) {
+    float M = -INFINITY;
+    for (int s = 0; s < used; ++s) M = fmaxf(M, a.part_m[h * splits + s]);
+    float L = 0.f, A = 0.f;
+    for (int s = 0; s < used; ++s) {
+      const float f = __expf(a.part_m[h * splits + s] - M);
+      L += a.part_l[h * splits + s] * f;
+      A += a.part_acc[(int64_t(h) * splits + s) * D + d] * f;
+    }
+    o = A / L;
+    a.out.xf[int64_t(h) * D + d] = o;
+  }
+  if (a.quantize_out) {  // head_dim % 32 == 0: each warp is one 32-element quantization block
+    float amax = fabsf(o);
+#pragma unroll
+    for (int k = 16; k > 0; k >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, k));
+    float s16 = o;
+#pragma unroll
+    for (int k = 8; k > 0; k >>= 1) s16 += __shfl_xor_sync(0xffffffffu, s16, k);
+    const float dq = amax / 127.f, id = dq > 0.f ? 1.f / dq : 0.f;
+    const int64_t e = int64_t(h) * D + d;
+    if (d < D) {
+      a.out.xq[e] = static_cast<int8_t>(__float2int_rn(o * id));
+      if (lane == 0) a.out.xd[e >> 5] = dq;
+      if ((lane & 15) == 0) a.out.xs[e >> 4] = s16;
+    }
+  }
+}
+
+template <bool F16>
+void launch_split(const AttnLaunch& a, cudaStream_t stream) {
+  const dim3 grid(unsigned(a.n_head_kv), unsigned(attention_max_splits(a.max_ctx, a.chunk)));
+  const int D = a.head_dim;
+  if (D <= 32) attn_split_kernel<F16, 1><<<grid, kWarps * 32, 0, stream>>>(a);
+  else if (D <= 64) attn_split_kernel<F16, 2><<<grid, kWarps * 32, 0, stream>>>(a);
+  else if (D <= 128) attn_split_kernel<F16, 4><<<grid, kWarps * 32, 0, stream>>>(a);
+  else attn_split_kernel<F16, 8><<<grid, kWarps * 32, 0, stream>>>(a);
+  P64_CUDA_CHECK_LAUNCH("attn_split_kernel");
+}
+
+}  // namespace
+
+int attention_max_splits(int max_ctx, int chunk) { return (max_ctx + chunk - 1) / chunk; }
+
+void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream) {
+  if (a.head_dim > 256) throw Error("CUDA backend: head_dim " + std::to_string(a.head_dim) + " > 256 is not supported");
+  if (a.n_head % a.n_head_kv != 0 || a.n_head / a.n_head_kv > kMaxGroup)
+    throw Error("CUDA backend: GQA group of " + std::to_string(a.n_head / a.n_head_kv) +
+                " q heads per kv head is not supported (at most 8)");
+  if (a.kv_f16) launch_split<true>(a, stream);
+  else launch_split<false>(a, stream);
+}
+
+void launch_attention_combine(const AttnLaunch& a, cudaStream_t stream) {
+  const int threads = a.head_dim < 32 ? 32 : ((a.head_dim + 31) / 32) * 32;
+  attn_combine_kernel<<<unsigned(a.n_head), threads, 0, stream>>>(a, attention_max_splits(a.max_ctx, a.chunk));
+  P64_CUDA_CHECK_LAUNCH("attn_combine_kernel");
+}
+
+}  // namespace p64::cuda

@@ -1,0 +1,620 @@
+#include "backends/cuda/cuda_backend.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/cuda_passport.h"
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/rope_freqs.h"
+#include "engine/common/error.h"
+#include "engine/quant/dtype.h"
+#include "engine/runtime/backend_registry.h"
+
+namespace p64 {
+namespace {
+
+using namespace p64::cuda;
+
+// A matrix as the kernels see it: device pointer plus the shape facts the SoA addressing needs.
+struct DevMatrix {
+  const uint8_t* d = nullptr;
+  uint32_t dtype = 0;
+  int64_t n = 0;     // row length
+  int64_t rows = 0;
+  int64_t nb = 0;    // blocks of the whole tensor
+};
+
+struct DevLayer {
+  const float* attn_norm = nullptr;
+  const float* ffn_norm = nullptr;
+  DevMatrix wq, wk, wv, wo, gate, up, down;
+};
+
+struct Switches {
+  bool graphs = true;
+  bool int8_act = true;
+  bool fused_gate_up = true;
+  bool qkv_fused = true;
+  int gemv_rows = 2;
+  int attn_chunk = 32;
+  std::string kv_type = "auto";
+};
+
+const std::vector<SwitchInfo>& switch_table() {
+  static const std::vector<SwitchInfo> t = {
+      {"graphs", "capture the decode step once as a CUDA graph and replay it per token (position and token "
+                 "come from device memory, no re-capture)", "1", "0|1", "default"},
+      {"int8_act", "quantize activations to int8 per 32 and use dp4a GEMV for Q4_K/Q6_K/Q8_0 "
+                   "(llama.cpp's mmvq idea); 0 = fp32 FMA on dequantized weights", "1", "0|1", "default"},
+      {"fused_gate_up", "gate and up rows in one GEMV launch with SwiGLU in its epilogue", "1", "0|1", "default"},
+      {"qkv_fused", "q, k and v projections of one dtype in one GEMV launch", "1", "0|1", "default"},
+      {"gemv_rows", "matrix rows per warp in the decode GEMV (activation reuse vs. parallelism)", "2", "1|2|4",
+       "default"},
+      {"attn_chunk", "cached positions per flash-decoding split block", "32", "16|32|64|128|256", "default"},
+      {"kv_type", "KV cache element type; auto = f32 for F32 models, f16 otherwise", "auto", "auto|f16|f32",
+       "default"},
+  };
+  return t;
+}
+
+Switches parse_switches(const BackendOptions& o) {
+  for (const auto& [k, v] : o.switches) {
+    bool known = false;
+    for (const auto& s : switch_table()) known |= s.name == k;
+    if (!known) {
+      std::string names;
+      for (const auto& s : switch_table()) names += (names.empty() ? "" : ", ") + s.name;
+      throw Error("CUDA backend: unknown switch '" + k + "' (offered: " + names + ")");
+    }
+  }
+  Switches s;
+  s.graphs = o.get_bool("graphs", s.graphs);
+  s.int8_act = o.get_bool("int8_act", s.int8_act);
+  s.fused_gate_up = o.get_bool("fused_gate_up", s.fused_gate_up);
+  s.qkv_fused = o.get_bool("qkv_fused", s.qkv_fused);
+  s.gemv_rows = o.get_int("gemv_rows", s.gemv_rows);
+  s.attn_chunk = o.get_int("attn_chunk", s.attn_chunk);
+  if (auto it = o.switches.find("kv_type"); it != o.switches.end()) s.kv_type = it->second;
+  if (s.gemv_rows != 1 && s.gemv_rows != 2 && s.gemv_rows != 4)
+    throw Error("CUDA backend: gemv_rows must be 1, 2 or 4 (got " + std::to_string(s.gemv_rows) + ")");
+  if (s.attn_chunk < 16 || s.attn_chunk > 1024 || (s.attn_chunk & (s.attn_chunk - 1)))
+    throw Error("CUDA backend: attn_chunk must be a power of two in [16, 1024]");
+  if (s.kv_type != "auto" && s.kv_type != "f16" && s.kv_type != "f32")
+    throw Error("CUDA backend: kv_type must be auto, f16 or f32 (got '" + s.kv_type + "')");
+  return s;
+}
+
+bool supported_dtype(DType t) {
+  switch (t) {
+    case DType::F32: case DType::F16: case DType::BF16: case DType::Q5_0: case DType::Q8_0:
+    case DType::Q8_0_SOA: case DType::Q4_K: case DType::Q4_K_SOA: case DType::Q6_K: case DType::Q6_K_SOA:
+      return true;
+    default:
+      return false;
+  }
+}
+
+size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+class CudaBackend final : public Backend {
+ public:
+  CudaBackend() {
+    std::string why;
+    if (!cuda_device_available(&why)) throw DeviceError("CUDA backend: " + why);
+  }
+  ~CudaBackend() override {
+    release();
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  std::string name() const override { return "cuda"; }
+  std::vector<SwitchInfo> switches() const override { return switch_table(); }
+  uint32_t max_context() const override { return max_ctx_; }
+  uint64_t device_memory_peak() const override { return device_bytes_; }
+  void set_timeline(TimelineSink* sink) override { sink_ = sink; }
+
+  Passport passport() override {
+    ensure_device();
+    if (!passport_done_) {
+      passport_ = collect_cuda_passport(device_, stream_);
+      passport_done_ = true;
+    }
+    return passport_;
+  }
+
+  void load(std::shared_ptr<const Model> model, const BackendOptions& options) override;
+  int32_t prefill(std::span<const int32_t> tokens, int32_t pos) override;
+  int32_t decode_argmax(int32_t token, int32_t pos) override { return step(token, pos); }
+  std::span<const float> decode_logits(int32_t token, int32_t pos) override {
+    step(token, pos);
+    return logits();
+  }
+  std::span<const float> logits() override {
+    if (!model_) throw Error("CUDA backend: logits() before load()");
+    if (!host_logits_valid_) {
+      P64_CUDA_CHECK(cudaMemcpyAsync(host_logits_.data(), d_logits_, host_logits_.size() * sizeof(float),
+                                     cudaMemcpyDeviceToHost, stream_));
+      P64_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      host_logits_valid_ = true;
+    }
+    return host_logits_;
+  }
+
+ private:
+  void ensure_device(const std::string& spec = {});
+  void release() noexcept;
+  void* alloc(size_t bytes, const std::string& what) {
+    void* p = device_alloc(bytes, what);
+    allocations_.push_back(p);
+    device_bytes_ += bytes;
+    return p;
+  }
+  DevMatrix upload_matrix(const TensorView& t, uint8_t*& cursor);
+  int32_t step(int32_t token, int32_t pos);
+  void enqueue_step();
+  void emit_spans();
+
+  // One op of the step: timed with events only while a timeline sink is set.
+  template <class F>
+  void op(const char* name, OpGroup group, int layer, F&& launch) {
+    if (timing_) {
+      ensure_events(timed_ops_.size() + 1);
+      P64_CUDA_CHECK(cudaEventRecord(events_[2 * timed_ops_.size()], stream_));
+    }
+    launch();
+    if (timing_) {
+      P64_CUDA_CHECK(cudaEventRecord(events_[2 * timed_ops_.size() + 1], stream_));
+      timed_ops_.push_back({name, group, layer});
+    }
+  }
+  void ensure_events(size_t ops) {
+    while (events_.size() < 2 * ops) {
+      cudaEvent_t e;
+      P64_CUDA_CHECK(cudaEventCreate(&e));
+      events_.push_back(e);
+    }
+  }
+  void gemv(const DevMatrix* mats[], float* outs[], int count, GemvMode mode, const float* xf, int64_t n);
+
+  int device_ = -1;
+  cudaStream_t stream_ = nullptr;
+  std::shared_ptr<const Model> model_;
+  HParams hp_;
+  Switches sw_;
+  uint32_t max_ctx_ = 0;
+  bool kv_f16_ = true;
+  uint64_t device_bytes_ = 0;
+  std::vector<void*> allocations_;
+
+  DevMatrix embd_, output_;
+  const float* output_norm_ = nullptr;
+  std::vector<DevLayer> layers_;
+  uint8_t* k_cache_ = nullptr;
+  uint8_t* v_cache_ = nullptr;
+  size_t kv_layer_bytes_ = 0;
+
+  float* d_x_ = nullptr;
+  ActBuffers act_{};
+  float* d_qkv_ = nullptr;
+  float* d_hidden_ = nullptr;
+  float* d_hidden2_ = nullptr;
+  float* d_part_m_ = nullptr;
+  float* d_part_l_ = nullptr;
+  float* d_part_acc_ = nullptr;
+  float* d_logits_ = nullptr;
+  float* d_inv_freq_ = nullptr;
+  StepState* d_state_ = nullptr;
+  StepState* h_state_ = nullptr;  // pinned
+  std::vector<float> host_logits_;
+  bool host_logits_valid_ = false;
+
+  cudaGraph_t graph_ = nullptr;
+  cudaGraphExec_t graph_exec_ = nullptr;
+
+  TimelineSink* sink_ = nullptr;
+  bool timing_ = false;
+  struct TimedOp { const char* name; OpGroup group; int layer; };
+  std::vector<TimedOp> timed_ops_;
+  std::vector<cudaEvent_t> events_;
+  cudaEvent_t base_event_ = nullptr;
+  bool prefill_step_ = false;
+  int32_t step_pos_ = 0;
+
+  Passport passport_;
+  bool passport_done_ = false;
+};
+
+// `spec` is BackendOptions::device: empty = device 0, digits = an index, else a name substring.
+void CudaBackend::ensure_device(const std::string& spec) {
+  int want = device_ >= 0 ? device_ : 0;
+  if (!spec.empty()) {
+    int n = 0;
+    P64_CUDA_CHECK(cudaGetDeviceCount(&n));
+    want = -1;
+    if (spec.find_first_not_of("0123456789") == std::string::npos) {
+      want = std::stoi(spec);
+      if (want >= n) throw DeviceError("CUDA backend: device index " + spec + " but " + std::to_string(n) + " present");
+    } else {
+      for (int i = 0; i < n && want < 0; ++i) {
+        cudaDeviceProp p{};
+        P64_CUDA_CHECK(cudaGetDeviceProperties(&p, i));
+        if (std::string(p.name).find(spec) != std::string::npos) want = i;
+      }
+      if (want < 0) throw DeviceError("CUDA backend: no CUDA device whose name contains '" + spec + "'");
+    }
+  }
+  if (device_ == want) return;
+  if (stream_) {
+    release();
+    cudaStreamDestroy(stream_);
+    stream_ = nullptr;
+    passport_done_ = false;
+  }
+  device_ = want;
+  P64_CUDA_CHECK(cudaSetDevice(device_));
+  P64_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+}
+
+void CudaBackend::release() noexcept {
+  if (graph_exec_) cudaGraphExecDestroy(graph_exec_);
+  if (graph_) cudaGraphDestroy(graph_);
+  graph_exec_ = nullptr;
+  graph_ = nullptr;
+  for (auto e : events_) cudaEventDestroy(e);
+  events_.clear();
+  if (base_event_) cudaEventDestroy(base_event_);
+  base_event_ = nullptr;
+  for (void* p : allocations_) device_free(p);
+  allocations_.clear();
+  if (h_state_) cudaFreeHost(h_state_);
+  h_state_ = nullptr;
+  device_bytes_ = 0;
+  model_.reset();
+}
+
+DevMatrix CudaBackend::upload_matrix(const TensorView& t, uint8_t*& cursor) {
+  if (!supported_dtype(t.dtype))
+    throw Error("CUDA backend: " + model_->source() + ": tensor " + t.name + " has dtype " +
+                std::string(dtype_name(t.dtype)) + ", which the CUDA kernels do not read");
+  const auto info = dtype_info(t.dtype);
+  const int64_t n = t.row_length();
+  if (!info || n % info->block_elems != 0)
+    throw Error("CUDA backend: tensor " + t.name + ": row length " + std::to_string(n) + " is not a multiple of the " +
+                std::string(dtype_name(t.dtype)) + " block");
+  const uint64_t expect = dtype_row_bytes(t.dtype, uint64_t(n)) * uint64_t(t.rows());
+  if (t.bytes < expect)
+    throw Error("CUDA backend: tensor " + t.name + " holds " + std::to_string(t.bytes) + " bytes, its shape needs " +
+                std::to_string(expect));
+  // Straight from the mapped file to the device: no host copy is made.
+  P64_CUDA_CHECK(cudaMemcpy(cursor, t.data, expect, cudaMemcpyHostToDevice));
+  DevMatrix m;
+  m.d = cursor;
+  m.dtype = static_cast<uint32_t>(t.dtype);
+  m.n = n;
+  m.rows = t.rows();
+  m.nb = t.elements() / info->block_elems;
+  cursor += align_up(expect, 256);
+  return m;
+}
+
+void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions& options) {
+  ensure_device(options.device);
+  release();
+  if (!model) throw Error("CUDA backend: load() without a model");
+  sw_ = parse_switches(options);
+  model_ = model;
+  hp_ = model->hparams();
+  const HParams& hp = hp_;
+  if (hp.head_dim % 2 != 0 || hp.head_dim > 256 || hp.rope_dim > hp.head_dim)
+    throw Error("CUDA backend: head_dim " + std::to_string(hp.head_dim) + " / rope_dim " + std::to_string(hp.rope_dim) +
+                " not supported (even head_dim <= 256)");
+  if (hp.n_head_kv == 0 || hp.n_head % hp.n_head_kv != 0 || hp.n_head / hp.n_head_kv > 8)
+    throw Error("CUDA backend: " + std::to_string(hp.n_head) + " q heads over " + std::to_string(hp.n_head_kv) +
+                " kv heads is not supported (groups of at most 8)");
+  max_ctx_ = options.max_context;
+  if (hp.n_ctx_train > 0) max_ctx_ = std::min(max_ctx_, hp.n_ctx_train);
+  if (max_ctx_ == 0) throw Error("CUDA backend: max_context is 0");
+
+  // ---- weights: one device allocation, each tensor copied once from the map
+  size_t weight_bytes = 0;
+  auto count = [&](const TensorView* t) {
+    if (t) weight_bytes += align_up(t->bytes, 256);
+  };
+  count(&model->token_embd());
+  count(&model->output_norm());
+  const bool tied = &model->output() == &model->token_embd();
+  if (!tied) count(&model->output());
+  for (const auto& L : model->layers()) {
+    for (const TensorView* t : {L.attn_norm, L.wq, L.wk, L.wv, L.wo, L.ffn_norm, L.w_gate, L.w_up, L.w_down}) {
+      if (!t) throw Error("CUDA backend: " + model->source() + ": a layer lacks one of its tensors");
+      count(t);
+    }
+  }
+  uint8_t* cursor = static_cast<uint8_t*>(alloc(weight_bytes, "weights"));
+  auto upload_f32 = [&](const TensorView& t) {
+    if (t.dtype != DType::F32) throw Error("CUDA backend: norm tensor " + t.name + " must be F32");
+    P64_CUDA_CHECK(cudaMemcpy(cursor, t.data, t.elements() * sizeof(float), cudaMemcpyHostToDevice));
+    const float* p = reinterpret_cast<const float*>(cursor);
+    cursor += align_up(t.bytes, 256);
+    return p;
+  };
+  embd_ = upload_matrix(model->token_embd(), cursor);
+  output_norm_ = upload_f32(model->output_norm());
+  output_ = tied ? embd_ : upload_matrix(model->output(), cursor);
+  layers_.clear();
+  for (const auto& L : model->layers()) {
+    DevLayer d;
+    d.attn_norm = upload_f32(*L.attn_norm);
+    d.wq = upload_matrix(*L.wq, cursor);
+    d.wk = upload_matrix(*L.wk, cursor);
+    d.wv = upload_matrix(*L.wv, cursor);
+    d.wo = upload_matrix(*L.wo, cursor);
+    d.ffn_norm = upload_f32(*L.ffn_norm);
+    d.gate = upload_matrix(*L.w_gate, cursor);
+    d.up = upload_matrix(*L.w_up, cursor);
+    d.down = upload_matrix(*L.w_down, cursor);
+    layers_.push_back(d);
+  }
+
+  // ---- KV cache
+  const bool float_model = model->layers().front().wq->dtype == DType::F32;
+  kv_f16_ = sw_.kv_type == "f16" || (sw_.kv_type == "auto" && !float_model);
+  const size_t elt = kv_f16_ ? 2 : 4;
+  kv_layer_bytes_ = size_t(hp.n_head_kv) * max_ctx_ * hp.head_dim * elt;
+  k_cache_ = static_cast<uint8_t*>(alloc(kv_layer_bytes_ * hp.n_layer, "K cache"));
+  v_cache_ = static_cast<uint8_t*>(alloc(kv_layer_bytes_ * hp.n_layer, "V cache"));
+  P64_CUDA_CHECK(cudaMemsetAsync(k_cache_, 0, kv_layer_bytes_ * hp.n_layer, stream_));
+  P64_CUDA_CHECK(cudaMemsetAsync(v_cache_, 0, kv_layer_bytes_ * hp.n_layer, stream_));
+
+  // ---- scratch
+  const size_t wide = align_up(std::max({size_t(hp.n_embd), size_t(hp.q_dim()), size_t(hp.n_ff)}), 256);
+  d_x_ = static_cast<float*>(alloc(hp.n_embd * sizeof(float), "residual"));
+  act_.xf = static_cast<float*>(alloc(wide * sizeof(float), "activations"));
+  act_.xq = static_cast<int8_t*>(alloc(wide, "int8 activations"));
+  act_.xd = static_cast<float*>(alloc(wide / 32 * sizeof(float), "activation scales"));
+  act_.xs = static_cast<float*>(alloc(wide / 16 * sizeof(float), "activation sums"));
+  d_qkv_ = static_cast<float*>(alloc((hp.q_dim() + 2 * hp.kv_dim()) * sizeof(float), "qkv"));
+  d_hidden_ = static_cast<float*>(alloc(hp.n_ff * sizeof(float), "ffn hidden"));
+  d_hidden2_ = static_cast<float*>(alloc(hp.n_ff * sizeof(float), "ffn up"));
+  const int splits = attention_max_splits(int(max_ctx_), sw_.attn_chunk);
+  d_part_m_ = static_cast<float*>(alloc(size_t(hp.n_head) * splits * sizeof(float), "attention partial max"));
+  d_part_l_ = static_cast<float*>(alloc(size_t(hp.n_head) * splits * sizeof(float), "attention partial sum"));
+  d_part_acc_ = static_cast<float*>(
+      alloc(size_t(hp.n_head) * splits * hp.head_dim * sizeof(float), "attention partial output"));
+  d_logits_ = static_cast<float*>(alloc(size_t(hp.n_vocab) * sizeof(float), "logits"));
+  const std::vector<float> inv = rope_inv_freq(hp);
+  d_inv_freq_ = static_cast<float*>(alloc(std::max<size_t>(1, inv.size()) * sizeof(float), "rope frequencies"));
+  if (!inv.empty())
+    P64_CUDA_CHECK(cudaMemcpy(d_inv_freq_, inv.data(), inv.size() * sizeof(float), cudaMemcpyHostToDevice));
+  d_state_ = static_cast<StepState*>(alloc(sizeof(StepState), "step state"));
+  P64_CUDA_CHECK(cudaMallocHost(&h_state_, sizeof(StepState)));
+  std::memset(h_state_, 0, sizeof(StepState));
+  host_logits_.assign(hp.n_vocab, 0.f);
+  host_logits_valid_ = false;
+  P64_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMode mode, const float* xf, int64_t n) {
+  GemvLaunch g;
+  g.nseg = count;
+  g.dtype = mats[0]->dtype;
+  g.n = n;
+  for (int i = 0; i < count; ++i) g.seg[i] = GemvSegment{mats[i]->d, outs[i], mats[i]->rows, mats[i]->nb};
+  g.xf = xf;
+  g.xq = act_.xq;
+  g.xd = act_.xd;
+  g.xs = act_.xs;
+  g.mode = mode;
+  g.int8_act = sw_.int8_act;
+  g.rows_per_warp = sw_.gemv_rows;
+  launch_gemv(g, stream_);
+}
+
+void CudaBackend::enqueue_step() {
+  const HParams& hp = hp_;
+  const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff;
+  auto int8_for = [&](const DevMatrix& m) { return sw_.int8_act && gemv_has_int8_path(m.dtype, m.n); };
+
+  op("embed", OpGroup::Other, -1,
+     [&] { launch_embed(embd_.dtype, embd_.d, embd_.rows, embd_.n, embd_.nb, d_state_, d_x_, stream_); });
+  for (uint32_t li = 0; li < hp.n_layer; ++li) {
+    const DevLayer& L = layers_[li];
+    const int l = int(li);
+    op("rms_attn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.attn_norm, hp.rms_eps, E, act_, stream_); });
+    op("qkv", OpGroup::Attn, l, [&] {
+      const DevMatrix* m[3] = {&L.wq, &L.wk, &L.wv};
+      float* o[3] = {d_qkv_, d_qkv_ + Q, d_qkv_ + Q + KV};
+      // consecutive projections of one dtype share a launch
+      int i = 0;
+      while (i < 3) {
+        int j = i + 1;
+        while (sw_.qkv_fused && j < 3 && m[j]->dtype == m[i]->dtype) ++j;
+        gemv(m + i, o + i, j - i, GemvMode::Store, act_.xf, E);
+        i = j;
+      }
+    });
+    uint8_t* kc = k_cache_ + li * kv_layer_bytes_;
+    uint8_t* vc = v_cache_ + li * kv_layer_bytes_;
+    op("rope", OpGroup::Attn, l, [&] {  // rope + kv_write in one kernel
+      launch_rope_kv_write(d_qkv_, d_inv_freq_, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
+                           int(hp.rope_dim), kc, vc, kv_f16_, int(max_ctx_), d_state_, stream_);
+    });
+    AttnLaunch a{};
+    a.q = d_qkv_;
+    a.k_cache = kc;
+    a.v_cache = vc;
+    a.kv_f16 = kv_f16_;
+    a.n_head = int(hp.n_head);
+    a.n_head_kv = int(hp.n_head_kv);
+    a.head_dim = int(hp.head_dim);
+    a.max_ctx = int(max_ctx_);
+    a.chunk = sw_.attn_chunk;
+    a.part_m = d_part_m_;
+    a.part_l = d_part_l_;
+    a.part_acc = d_part_acc_;
+    a.out = act_;
+    a.quantize_out = int8_for(L.wo) && hp.head_dim % 32 == 0;
+    a.state = d_state_;
+    op("sdpa", OpGroup::Attn, l, [&] { launch_attention_decode(a, stream_); });
+    op("sdpa_combine", OpGroup::Attn, l, [&] { launch_attention_combine(a, stream_); });
+    op("o", OpGroup::Attn, l, [&] {
+      const DevMatrix* m[1] = {&L.wo};
+      float* o[1] = {d_x_};
+      if (int8_for(L.wo) && !a.quantize_out) {
+        // head_dim not a multiple of 32: quantize the whole attention output instead
+        launch_rmsnorm_quant(act_.xf, nullptr, 0.f, Q, act_, stream_);
+      }
+      gemv(m, o, 1, GemvMode::AddTo, act_.xf, Q);
+    });
+    op("rms_ffn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.ffn_norm, hp.rms_eps, E, act_, stream_); });
+    const bool fuse = sw_.fused_gate_up && L.gate.dtype == L.up.dtype;
+    op("gate_up", OpGroup::Ffn, l, [&] {
+      if (fuse) {
+        const DevMatrix* m[2] = {&L.gate, &L.up};
+        float* o[2] = {d_hidden_, d_hidden2_};
+        gemv(m, o, 2, GemvMode::SwiGLU, act_.xf, E);
+      } else {
+        const DevMatrix* m[2] = {&L.gate, &L.up};
+        float* o[2] = {d_hidden_, d_hidden2_};
+        if (L.gate.dtype == L.up.dtype) {
+          gemv(m, o, 2, GemvMode::Store, act_.xf, E);
+        } else {
+          gemv(m, o, 1, GemvMode::Store, act_.xf, E);
+          gemv(m + 1, o + 1, 1, GemvMode::Store, act_.xf, E);
+        }
+        launch_swiglu(d_hidden_, d_hidden2_, d_hidden_, F, stream_);
+      }
+    });
+    const bool down8 = int8_for(L.down);
+    if (down8)
+      op("ffn_quant", OpGroup::Ffn, l, [&] { launch_rmsnorm_quant(d_hidden_, nullptr, 0.f, F, act_, stream_); });
+    op("down", OpGroup::Ffn, l, [&] {
+      const DevMatrix* m[1] = {&L.down};
+      float* o[1] = {d_x_};
+      gemv(m, o, 1, GemvMode::AddTo, down8 ? act_.xf : d_hidden_, F);
+    });
+  }
+  op("rms_final", OpGroup::Rms, -1,
+     [&] { launch_rmsnorm_quant(d_x_, output_norm_, hp.rms_eps, E, act_, stream_); });
+  op("logits", OpGroup::Logits, -1, [&] {
+    const DevMatrix* m[1] = {&output_};
+    float* o[1] = {d_logits_};
+    gemv(m, o, 1, GemvMode::Store, act_.xf, E);
+  });
+  op("argmax", OpGroup::Sample, -1, [&] { launch_argmax(d_logits_, hp.n_vocab, d_state_, stream_); });
+}
+
+int32_t CudaBackend::step(int32_t token, int32_t pos) {
+  if (!model_) throw Error("CUDA backend: decode before load()");
+  if (token < 0 || uint32_t(token) >= hp_.n_vocab)
+    throw Error("CUDA backend: token id " + std::to_string(token) + " outside the vocabulary of " +
+                std::to_string(hp_.n_vocab));
+  if (pos < 0 || uint32_t(pos) >= max_ctx_)
+    throw Error("CUDA backend: position " + std::to_string(pos) + " outside the KV cache of " +
+                std::to_string(max_ctx_) + " positions");
+  h_state_->token = token;
+  h_state_->pos = pos;
+  host_logits_valid_ = false;
+  step_pos_ = pos;
+  timing_ = sink_ != nullptr;
+  if (sw_.graphs && !timing_) {
+    if (!graph_exec_) {
+      P64_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+      try {
+        // The copies read/write the pinned StepState at replay time, so each replay sees the
+        // token and position written just before it.
+        P64_CUDA_CHECK(cudaMemcpyAsync(d_state_, h_state_, 2 * sizeof(int32_t), cudaMemcpyHostToDevice, stream_));
+        enqueue_step();
+        P64_CUDA_CHECK(cudaMemcpyAsync(&h_state_->argmax, &d_state_->argmax, sizeof(int32_t), cudaMemcpyDeviceToHost,
+                                       stream_));
+      } catch (...) {
+        cudaGraph_t g = nullptr;
+        cudaStreamEndCapture(stream_, &g);
+        if (g) cudaGraphDestroy(g);
+        throw;
+      }
+      P64_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph_));
+      P64_CUDA_CHECK(cudaGraphInstantiate(&graph_exec_, graph_, 0));
+    }
+    P64_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_));
+  } else {
+    P64_CUDA_CHECK(cudaMemcpyAsync(d_state_, h_state_, 2 * sizeof(int32_t), cudaMemcpyHostToDevice, stream_));
+    timed_ops_.clear();
+    if (timing_ && !base_event_) {
+      P64_CUDA_CHECK(cudaEventCreate(&base_event_));
+      P64_CUDA_CHECK(cudaEventRecord(base_event_, stream_));
+    }
+    enqueue_step();
+    P64_CUDA_CHECK(cudaMemcpyAsync(&h_state_->argmax, &d_state_->argmax, sizeof(int32_t), cudaMemcpyDeviceToHost,
+                                   stream_));
+  }
+  P64_CUDA_CHECK(cudaStreamSynchronize(stream_));  // kernel faults surface here as DeviceError
+  if (timing_) emit_spans();
+  return h_state_->argmax;
+}
+
+void CudaBackend::emit_spans() {
+  for (size_t i = 0; i < timed_ops_.size(); ++i) {
+    float start = 0, dur = 0;
+    P64_CUDA_CHECK(cudaEventElapsedTime(&start, base_event_, events_[2 * i]));
+    P64_CUDA_CHECK(cudaEventElapsedTime(&dur, events_[2 * i], events_[2 * i + 1]));
+    OpSpan s;
+    s.name = timed_ops_[i].name;
+    s.group = timed_ops_[i].group;
+    s.layer = timed_ops_[i].layer;
+    s.prefill = prefill_step_;
+    s.step = step_pos_;
+    s.start_us = double(start) * 1000.0;
+    s.dur_us = double(dur) * 1000.0;
+    sink_->on_span(s);
+  }
+}
+
+int32_t CudaBackend::prefill(std::span<const int32_t> tokens, int32_t pos) {
+  if (tokens.empty()) throw Error("CUDA backend: prefill of zero tokens");
+  // Token by token through the decode step (graph replays). A batched tensor-core prefill is
+  // not built yet: docs/cuda-backend.md says so.
+  prefill_step_ = true;
+  int32_t id = 0;
+  try {
+    for (size_t i = 0; i < tokens.size(); ++i) id = step(tokens[i], pos + int32_t(i));
+  } catch (...) {
+    prefill_step_ = false;
+    throw;
+  }
+  prefill_step_ = false;
+  return id;
+}
+
+}  // namespace
+
+bool cuda_device_available(std::string* why) {
+  int n = 0;
+  const cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    if (why) *why = std::string("no CUDA device: cudaGetDeviceCount: ") + cudaGetErrorName(err) + " (" +
+                    cudaGetErrorString(err) + ")";
+    return false;
+  }
+  if (n == 0) {
+    if (why) *why = "no CUDA device: the driver reports 0 devices";
+    return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBackend>(); }
+
+void register_cuda_backend() {
+  register_backend({"cuda", 100, [](std::string* why) { return cuda_device_available(why); },
+                    [] { return make_cuda_backend(); }});
+}
+
+}  // namespace p64

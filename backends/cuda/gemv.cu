@@ -1,0 +1,220 @@
+// Decode GEMV (y = W x for one token) over every weight format, plus the embedding lookup.
+// One warp owns `R` whole rows: lanes stride over the row's units, so each warp-wide load is
+// 512 consecutive bytes of weights; the activation unit is loaded once and reused for the R
+// rows, and U units per lane are loaded before any arithmetic so several loads are in flight.
+// The sum is finished with warp shuffles. Epilogues fuse the residual add (AddTo) and the
+// FFN's SwiGLU (gate and up rows computed by the same warp).
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/weight_formats.cuh"
+
+namespace p64::cuda {
+namespace {
+
+constexpr int kWarps = 4;       // warps per block
+
+struct GemvArgs {
+  GemvSegment seg[3];
+  int nseg;
+  int64_t total_rows;
+  int64_t n;
+  ActRef act;
+};
+
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+template <class P, int R, int MODE>
+__global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
+  constexpr int NR = MODE == 2 ? 2 * R : R;
+  constexpr int kUnitsInFlight = P::kInFlight;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t row0 = (int64_t(blockIdx.x) * kWarps + warp) * R;
+  if (row0 >= a.total_rows) return;
+
+  RowRef ref[NR];
+  float* out[R];
+  bool valid[R];
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    int64_t rr = row0 + i;
+    valid[i] = rr < a.total_rows;
+    int s = 0;
+    if constexpr (MODE != 2) {
+      while (s + 1 < a.nseg && rr >= a.seg[s].rows) { rr -= a.seg[s].rows; ++s; }
+    }
+    if (!valid[i]) rr = 0;
+    ref[i] = RowRef{a.seg[s].w, a.seg[s].nb, rr, a.n};
+    out[i] = a.seg[s].out + rr;
+    if constexpr (MODE == 2) ref[i + R] = RowRef{a.seg[1].w, a.seg[1].nb, rr, a.n};
+  }
+
+  const int64_t units = P::units(a.n);
+  float acc[NR];
+#pragma unroll
+  for (int i = 0; i < NR; ++i) acc[i] = 0.f;
+
+  for (int64_t base = lane; base < units; base += 32 * kUnitsInFlight) {
+    typename P::X x[kUnitsInFlight];
+    typename P::Raw raw[kUnitsInFlight][NR];
+#pragma unroll
+    for (int k = 0; k < kUnitsInFlight; ++k) {
+      const int64_t u = base + 32 * k;
+      if (u < units) {
+        P::load_x(x[k], a.act, a.n, u);
+#pragma unroll
+        for (int i = 0; i < NR; ++i)
+          if (valid[i % R]) P::load(raw[k][i], ref[i], u);
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < kUnitsInFlight; ++k) {
+      const int64_t u = base + 32 * k;
+      if (u < units) {
+#pragma unroll
+        for (int i = 0; i < NR; ++i)
+          if (valid[i % R]) acc[i] += P::dot(raw[k][i], x[k], u);
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < NR; ++i) acc[i] = warp_sum(acc[i]);
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    if (lane == i && valid[i]) {
+      if constexpr (MODE == 0) {
+        *out[i] = acc[i];
+      } else if constexpr (MODE == 1) {
+        *out[i] += acc[i];  // residual add: this warp is the row's only writer
+      } else {
+        const float g = acc[i];
+        *out[i] = g / (1.f + __expf(-g)) * acc[i + R];
+      }
+    }
+  }
+}
+
+template <class P, int R, int MODE>
+void launch_one(const GemvArgs& a, cudaStream_t stream) {
+  const int64_t rows_per_block = int64_t(kWarps) * R;
+  const int64_t blocks = (a.total_rows + rows_per_block - 1) / rows_per_block;
+  gemv_kernel<P, R, MODE><<<unsigned(blocks), kWarps * 32, 0, stream>>>(a);
+  P64_CUDA_CHECK_LAUNCH("gemv_kernel");
+}
+
+template <class P, int R>
+void launch_mode(const GemvArgs& a, GemvMode mode, cudaStream_t stream) {
+  switch (mode) {
+    case GemvMode::Store: return launch_one<P, R, 0>(a, stream);
+    case GemvMode::AddTo: return launch_one<P, R, 1>(a, stream);
+    case GemvMode::SwiGLU: return launch_one<P, R, 2>(a, stream);
+  }
+}
+
+template <class P>
+void launch_rows(const GemvArgs& a, GemvMode mode, int rows_per_warp, cudaStream_t stream) {
+  if (rows_per_warp >= 4) return launch_mode<P, 4>(a, mode, stream);
+  if (rows_per_warp == 2) return launch_mode<P, 2>(a, mode, stream);
+  return launch_mode<P, 1>(a, mode, stream);
+}
+
+// The float path keeps 32 dequantized values per row in registers: more than two rows in
+// flight (R = 4, or R = 2 with SwiGLU's paired rows) would spill.
+template <class P>
+void launch_rows_float(const GemvArgs& a, GemvMode mode, int rows_per_warp, cudaStream_t stream) {
+  if (rows_per_warp >= 2 && mode != GemvMode::SwiGLU) return launch_mode<P, 2>(a, mode, stream);
+  return launch_mode<P, 1>(a, mode, stream);
+}
+
+template <uint32_t T>
+__global__ void embed_kernel(RowRef r, const StepState* state, int64_t rows, float* out) {
+  const int64_t u = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t units = (r.n + 31) / 32;
+  if (u >= units) return;
+  int64_t tok = state->token;
+  if (tok < 0 || tok >= rows) tok = 0;  // the host validates ids; never read out of bounds
+  r.row = tok;
+  float v[32];
+  Deq<T>::unit(r, u, v);
+#pragma unroll
+  for (int i = 0; i < 32; ++i)
+    if (u * 32 + i < r.n) out[u * 32 + i] = v[i];
+}
+
+template <uint32_t T>
+void embed_one(RowRef r, const StepState* st, int64_t rows, float* out, cudaStream_t stream) {
+  const int64_t units = (r.n + 31) / 32;
+  embed_kernel<T><<<unsigned((units + 127) / 128), 128, 0, stream>>>(r, st, rows, out);
+  P64_CUDA_CHECK_LAUNCH("embed_kernel");
+}
+
+}  // namespace
+
+bool gemv_has_int8_path(uint32_t dtype, int64_t n) {
+  switch (dtype) {
+    case kQ4_K: case kQ4_KS: case kQ6_K: case kQ6_KS: return n % 256 == 0;
+    case kQ8_0: case kQ8_0S: return n % 32 == 0;
+    default: return false;
+  }
+}
+
+void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
+  GemvArgs a{};
+  for (int i = 0; i < 3; ++i) a.seg[i] = g.seg[i];
+  a.nseg = g.nseg;
+  a.total_rows = 0;
+  if (g.mode == GemvMode::SwiGLU) {
+    a.total_rows = g.seg[0].rows;
+  } else {
+    for (int i = 0; i < g.nseg; ++i) a.total_rows += g.seg[i].rows;
+  }
+  a.n = g.n;
+  a.act = ActRef{g.xf, g.xq, g.xd, g.xs};
+  const int r = g.rows_per_warp;
+  if (g.int8_act && gemv_has_int8_path(g.dtype, g.n)) {
+    switch (g.dtype) {
+      case kQ4_K: return launch_rows<Dp4a<kQ4_K>>(a, g.mode, r, stream);
+      case kQ4_KS: return launch_rows<Dp4a<kQ4_KS>>(a, g.mode, r, stream);
+      case kQ6_K: return launch_rows<Dp4a<kQ6_K>>(a, g.mode, r, stream);
+      case kQ6_KS: return launch_rows<Dp4a<kQ6_KS>>(a, g.mode, r, stream);
+      case kQ8_0: return launch_rows<Dp4a<kQ8_0>>(a, g.mode, r, stream);
+      case kQ8_0S: return launch_rows<Dp4a<kQ8_0S>>(a, g.mode, r, stream);
+    }
+  }
+  switch (g.dtype) {
+    case kF32: return launch_rows_float<FloatPath<kF32>>(a, g.mode, r, stream);
+    case kF16: return launch_rows_float<FloatPath<kF16>>(a, g.mode, r, stream);
+    case kBF16: return launch_rows_float<FloatPath<kBF16>>(a, g.mode, r, stream);
+    case kQ5_0: return launch_rows_float<FloatPath<kQ5_0>>(a, g.mode, r, stream);
+    case kQ8_0: return launch_rows_float<FloatPath<kQ8_0>>(a, g.mode, r, stream);
+    case kQ8_0S: return launch_rows_float<FloatPath<kQ8_0S>>(a, g.mode, r, stream);
+    case kQ4_K: return launch_rows_float<FloatPath<kQ4_K>>(a, g.mode, r, stream);
+    case kQ4_KS: return launch_rows_float<FloatPath<kQ4_KS>>(a, g.mode, r, stream);
+    case kQ6_K: return launch_rows_float<FloatPath<kQ6_K>>(a, g.mode, r, stream);
+    case kQ6_KS: return launch_rows_float<FloatPath<kQ6_KS>>(a, g.mode, r, stream);
+  }
+  throw Error("CUDA backend: no GEMV kernel for dtype id " + std::to_string(g.dtype));
+}
+
+void launch_embed(uint32_t dtype, const uint8_t* w, int64_t rows, int64_t n, int64_t nb,
+                  const StepState* state, float* out, cudaStream_t stream) {
+  const RowRef r{w, nb, 0, n};
+  switch (dtype) {
+    case kF32: return embed_one<kF32>(r, state, rows, out, stream);
+    case kF16: return embed_one<kF16>(r, state, rows, out, stream);
+    case kBF16: return embed_one<kBF16>(r, state, rows, out, stream);
+    case kQ5_0: return embed_one<kQ5_0>(r, state, rows, out, stream);
+    case kQ8_0: return embed_one<kQ8_0>(r, state, rows, out, stream);
+    case kQ8_0S: return embed_one<kQ8_0S>(r, state, rows, out, stream);
+    case kQ4_K: return embed_one<kQ4_K>(r, state, rows, out, stream);
+    case kQ4_KS: return embed_one<kQ4_KS>(r, state, rows, out, stream);
+    case kQ6_K: return embed_one<kQ6_K>(r, state, rows, out, stream);
+    case kQ6_KS: return embed_one<kQ6_KS>(r, state, rows, out, stream);
+  }
+  throw Error("CUDA backend: no embedding kernel for dtype id " + std::to_string(dtype));
+}
+
+}  // namespace p64::cuda

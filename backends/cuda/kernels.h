@@ -1,0 +1,95 @@
+#pragma once
+// Host-side launchers of the CUDA backend's kernels, one .cu per op family. Every launcher
+// enqueues on `stream`, checks the launch, and reads the step's position/token from device
+// memory (StepState) so the same launches can be captured once in a CUDA graph.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace p64::cuda {
+
+// Per-step scalars the host writes (via a captured copy from pinned memory) before a step.
+struct StepState {
+  int32_t token;
+  int32_t pos;
+  int32_t argmax;
+  int32_t pad;
+};
+
+// Activation buffers in both forms (see weight_formats.cuh ActRef).
+struct ActBuffers {
+  float* xf;
+  int8_t* xq;
+  float* xd;
+  float* xs;
+};
+
+// ---- gemv.cu
+enum class GemvMode : int { Store = 0, AddTo = 1, SwiGLU = 2 };
+struct GemvSegment {
+  const uint8_t* w = nullptr;  // tensor base on the device
+  float* out = nullptr;
+  int64_t rows = 0;
+  int64_t nb = 0;              // blocks of the whole tensor (SoA field arrays)
+};
+struct GemvLaunch {
+  GemvSegment seg[3];
+  int nseg = 1;
+  uint32_t dtype = 0;          // p64::DType value, shared by all segments
+  int64_t n = 0;               // row length (input size)
+  const float* xf = nullptr;
+  const int8_t* xq = nullptr;
+  const float* xd = nullptr;
+  const float* xs = nullptr;
+  GemvMode mode = GemvMode::Store;  // SwiGLU: seg[0] = gate, seg[1] = up, out = seg[0].out
+  bool int8_act = true;        // use the dp4a path when the dtype has one
+  int rows_per_warp = 2;       // 1 | 2 | 4
+};
+// True when the dp4a path exists for this dtype and row length.
+bool gemv_has_int8_path(uint32_t dtype, int64_t n);
+void launch_gemv(const GemvLaunch& g, cudaStream_t stream);
+// out[n] = row `token` (read from state) of an embedding matrix, dequantized.
+void launch_embed(uint32_t dtype, const uint8_t* w, int64_t rows, int64_t n, int64_t nb,
+                  const StepState* state, float* out, cudaStream_t stream);
+
+// ---- norm.cu
+// act = quantize(x * rsqrt(mean(x^2) + eps) * weight); weight == nullptr: act = quantize(x).
+void launch_rmsnorm_quant(const float* x, const float* weight, float eps, int64_t n,
+                          const ActBuffers& act, cudaStream_t stream);
+// out = silu(gate) * up (the unfused FFN path).
+void launch_swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream);
+
+// ---- rope.cu
+// Rotates q (n_head heads) and k (n_head_kv) of `qkv` in place at the state's position and
+// writes k and v into the layer's cache rows [kv_head][pos][head_dim].
+void launch_rope_kv_write(float* qkv, const float* inv_freq, int n_head, int n_head_kv, int head_dim,
+                          int rope_dim, void* k_cache, void* v_cache, bool kv_f16, int max_ctx,
+                          const StepState* state, cudaStream_t stream);
+
+// ---- attention.cu
+struct AttnLaunch {
+  const float* q;            // [n_head * head_dim]
+  const void* k_cache;       // this layer's [n_head_kv][max_ctx][head_dim]
+  const void* v_cache;
+  bool kv_f16;
+  int n_head, n_head_kv, head_dim, max_ctx;
+  int chunk;                 // positions per split block (flash-decoding)
+  float* part_m;             // [n_head * max_splits]
+  float* part_l;
+  float* part_acc;           // [n_head * max_splits * head_dim]
+  ActBuffers out;            // [n_head * head_dim] in both forms
+  bool quantize_out;
+  const StepState* state;
+};
+int attention_max_splits(int max_ctx, int chunk);
+void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream);      // split pass
+void launch_attention_combine(const AttnLaunch& a, cudaStream_t stream);     // merge pass
+
+// ---- sample.cu
+void launch_argmax(const float* logits, int64_t n, StepState* state, cudaStream_t stream);
+
+// ---- passport.cu
+// Read-only streaming bandwidth (16-byte loads) over `bytes` at `buf`; returns GB/s of one pass.
+float measure_read_kernel_ms(const void* buf, size_t bytes, unsigned* sink, cudaStream_t stream);
+
+}  // namespace p64::cuda

@@ -1,0 +1,80 @@
+// RMSNorm fused with the activation quantization the int8 GEMV path reads: one launch turns
+// the residual stream into the next matrix's input in both forms (fp32 and int8 + scales).
+// Each block recomputes the sum of squares over the whole (small) vector, so no second
+// launch or grid-wide sync is needed, then normalizes and quantizes its own 256 elements.
+#include <cmath>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernels.h"
+
+namespace p64::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+template <bool NORM>
+__global__ void __launch_bounds__(kThreads) rmsnorm_quant_kernel(const float* __restrict__ x, const float* __restrict__ w,
+                                                                 float eps, int64_t n, ActBuffers act) {
+  __shared__ float red[kThreads / 32];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  float scale = 1.f;
+  if constexpr (NORM) {
+    float ss = 0.f;
+    for (int64_t i = threadIdx.x; i < n; i += kThreads) ss = fmaf(x[i], x[i], ss);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    if (lane == 0) red[warp] = ss;
+    __syncthreads();
+    float tot = 0.f;
+#pragma unroll
+    for (int i = 0; i < kThreads / 32; ++i) tot += red[i];
+    scale = rsqrtf(tot / float(n) + eps);
+  }
+  const int64_t e = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  float v = 0.f;
+  if (e < n) {
+    v = x[e] * scale;
+    if constexpr (NORM) v *= w[e];
+    act.xf[e] = v;
+  }
+  // One warp = one 32-element quantization block (n % 32 == 0 whenever the int8 path is used;
+  // a partial last block is still written consistently, padded with zeros).
+  float amax = fabsf(v);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  float s16 = v;
+#pragma unroll
+  for (int o = 8; o > 0; o >>= 1) s16 += __shfl_xor_sync(0xffffffffu, s16, o);  // within 16 lanes
+  const float d = amax / 127.f;
+  const float id = d > 0.f ? 1.f / d : 0.f;
+  if (e < n) act.xq[e] = static_cast<int8_t>(__float2int_rn(v * id));
+  if (lane == 0 && e < n) act.xd[e >> 5] = d;
+  if ((lane & 15) == 0 && e < n) act.xs[e >> 4] = s16;
+}
+
+__global__ void swiglu_kernel(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ out, int64_t n) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) {
+    const float a = g[i];
+    out[i] = a / (1.f + __expf(-a)) * u[i];
+  }
+}
+
+}  // namespace
+
+void launch_rmsnorm_quant(const float* x, const float* weight, float eps, int64_t n, const ActBuffers& act,
+                          cudaStream_t stream) {
+  const unsigned blocks = unsigned((n + kThreads - 1) / kThreads);
+  if (weight)
+    rmsnorm_quant_kernel<true><<<blocks, kThreads, 0, stream>>>(x, weight, eps, n, act);
+  else
+    rmsnorm_quant_kernel<false><<<blocks, kThreads, 0, stream>>>(x, nullptr, eps, n, act);
+  P64_CUDA_CHECK_LAUNCH("rmsnorm_quant_kernel");
+}
+
+void launch_swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
+  swiglu_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(gate, up, out, n);
+  P64_CUDA_CHECK_LAUNCH("swiglu_kernel");
+}
+
+}  // namespace p64::cuda
