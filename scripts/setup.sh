@@ -11,7 +11,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 $SUDO apt-get update
 DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends \
   build-essential cmake ninja-build pkg-config git ca-certificates \
-  qt6-base-dev qt6-charts-dev libqt6svg6-dev libgl-dev \
+  qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6-dev libgl-dev libxkbcommon-dev \
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers \
   libsqlite3-dev sqlite3 googletest libgtest-dev nlohmann-json3-dev libcli11-dev libpcre2-dev \
   clang-14 libclang-rt-14-dev xvfb dpkg-dev file

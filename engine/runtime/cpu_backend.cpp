@@ -1,10 +1,375 @@
+// The CPU reference backend. The forward pass reads top to bottom in forward(): each step of
+// the Llama block is headed by its name; the kernels it calls (cpu_matmul, cpu_ops, the dot
+// kernels) are where the speed comes from.
 #include "engine/runtime/cpu_backend.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
 #include "engine/common/error.h"
+#include "engine/quant/dot.h"
+#include "engine/quant/quant.h"
+#include "engine/runtime/cpu_matmul.h"
+#include "engine/runtime/cpu_ops.h"
+#include "engine/runtime/host_bandwidth.h"
+#include "engine/runtime/thread_pool.h"
 
 namespace p64 {
+namespace {
 
-// Placeholder until the CPU backend lands (issue 2); creating it fails loudly.
-std::unique_ptr<Backend> make_cpu_backend() { throw Error("the CPU backend is not built yet"); }
+using Clock = std::chrono::steady_clock;
+
+// Prefill runs in batches of at most this many tokens: each weight row is read from memory
+// once per batch, and the batch's activations stay in the core's L2.
+constexpr int32_t kMaxBatch = 64;
+
+// Per-op spans: mark() closes the span that began at the previous mark, so consecutive ops
+// cover the step's wall time with no gaps. With no sink it does nothing.
+class StepTimer {
+ public:
+  void set_sink(TimelineSink* s) { sink_ = s; }
+  bool on() const { return sink_ != nullptr; }
+  void begin(bool prefill, int32_t step) {
+    if (!sink_) return;
+    prefill_ = prefill;
+    step_ = step;
+    spans_.clear();
+    last_ = Clock::now();
+    if (!have_origin_) origin_ = last_, have_origin_ = true;
+  }
+  void mark(const char* name, OpGroup group, int32_t layer = -1) {
+    if (!sink_) return;
+    const auto now = Clock::now();
+    OpSpan s;
+    s.name = name;
+    s.group = group;
+    s.layer = layer;
+    s.prefill = prefill_;
+    s.step = step_;
+    s.start_us = std::chrono::duration<double, std::micro>(last_ - origin_).count();
+    s.dur_us = std::chrono::duration<double, std::micro>(now - last_).count();
+    spans_.push_back(std::move(s));
+    last_ = now;
+  }
+  void end() {
+    if (!sink_) return;
+    for (const OpSpan& s : spans_) sink_->on_span(s);  // reported once the step's timings are known
+    spans_.clear();
+  }
+  void reset_origin() { have_origin_ = false; }
+
+ private:
+  TimelineSink* sink_ = nullptr;
+  std::vector<OpSpan> spans_;
+  Clock::time_point origin_, last_;
+  bool have_origin_ = false, prefill_ = false;
+  int32_t step_ = 0;
+};
+
+template <class T>
+std::unique_ptr<T[]> uninit(size_t n) {
+  return std::unique_ptr<T[]>(new T[n]);  // KV pages stay untouched until a position is written
+}
+
+class CpuBackend final : public Backend {
+ public:
+  std::string name() const override { return "cpu"; }
+
+  Passport passport() override {
+    Passport p;
+    p.host = collect_host_facts();
+    p.build = collect_build_facts();
+    DeviceFacts& d = p.device;
+    d.backend = "cpu";
+    d.name = p.host.cpu_model;
+    d.device_type = "cpu";
+    d.api_version = std::string(dot::isa_name(isa_));
+    d.multiprocessors = pool_ ? pool_->size() : p.host.logical_cores;
+    d.memory_bytes = p.host.memory_bytes;
+    d.l2_bytes = host_last_level_cache_bytes();
+    d.subgroup_size = 1;
+    p.measured = cached_bandwidth();
+    return p;
+  }
+
+  std::vector<SwitchInfo> switches() const override {
+    return {
+        {"int8_activations", "quantize each matmul's activation row to int8 blocks (one scale per 32) and use "
+                             "integer dot products against Q8_0/Q4_0/Q5_0/Q4_K/Q6_K weights", "1", "0|1", "default"},
+        {"kv_f16", "store the KV cache as fp16 instead of fp32 (half the KV bytes)", "0", "0|1", "opt-in"},
+        {"isa", "SIMD kernels: auto picks the widest this CPU runs", "auto", "auto|avx512|avx2|scalar", "default"},
+    };
+  }
+
+  void load(std::shared_ptr<const Model> model, const BackendOptions& options) override {
+    for (const auto& [k, v] : options.switches) {
+      const auto offered = switches();
+      if (std::none_of(offered.begin(), offered.end(), [&](const SwitchInfo& s) { return s.name == k; }))
+        throw Error("cpu backend: unknown switch '" + k + "' (offered: int8_activations, kv_f16, isa)");
+    }
+    for (const TensorView& t : model->tensors()) {
+      const bool matrix = t.n_dims >= 2;
+      if (matrix && !dot::supported(t.dtype))
+        throw Error(model->source() + ": tensor '" + t.name + "' has dtype " + std::string(dtype_name(t.dtype)) +
+                    ", which the cpu backend has no kernel for");
+    }
+    const std::string isa = options.switches.count("isa") ? options.switches.at("isa") : "auto";
+    if (isa == "auto") isa_ = dot::best_isa();
+    else if (isa == "avx512") isa_ = dot::Isa::Avx512;
+    else if (isa == "avx2") isa_ = dot::Isa::Avx2;
+    else if (isa == "scalar") isa_ = dot::Isa::Scalar;
+    else throw Error("cpu backend: isa must be auto|avx512|avx2|scalar, not '" + isa + "'");
+    if (!dot::isa_supported(isa_)) throw Error("cpu backend: this CPU cannot run the " + isa + " kernels");
+    kv_f16_ = options.get_bool("kv_f16", false);
+
+    model_ = std::move(model);
+    hp_ = model_->hparams();
+    if (hp_.rope_dim == 0) hp_.rope_dim = hp_.head_dim;
+    n_ctx_ = options.max_context;
+    if (hp_.n_ctx_train > 0) n_ctx_ = std::min(n_ctx_, hp_.n_ctx_train);
+    if (n_ctx_ == 0) throw Error("cpu backend: max_context is 0");
+
+    pool_ = std::make_unique<ThreadPool>(options.threads);
+    matmul_ = std::make_unique<cpu::Matmul>(*pool_, isa_, options.get_bool("int8_activations", true));
+    inv_freq_ = cpu::rope_inv_freq(hp_);
+
+    // Norm weights as floats (a few KiB); matrices stay in place in the model's memory.
+    auto norm = [&](const TensorView& t) {
+      std::vector<float> v(static_cast<size_t>(t.ne[0]));
+      dot::dequantize_row(cpu::weight_matrix(t), 0, v.data());
+      return v;
+    };
+    attn_norm_.clear();
+    ffn_norm_.clear();
+    for (const LayerWeights& l : model_->layers()) {
+      attn_norm_.push_back(norm(*l.attn_norm));
+      ffn_norm_.push_back(norm(*l.ffn_norm));
+    }
+    out_norm_ = norm(model_->output_norm());
+
+    const size_t E = hp_.n_embd, Q = hp_.q_dim(), KV = hp_.kv_dim(), F = hp_.n_ff, B = kMaxBatch;
+    x_.assign(B * E, 0);
+    xb_.assign(B * std::max(E, Q), 0);
+    q_.assign(B * Q, 0);
+    k_.assign(B * KV, 0);
+    v_.assign(B * KV, 0);
+    att_.assign(B * Q, 0);
+    hb_.assign(B * F, 0);
+    hb2_.assign(B * F, 0);
+    final_.assign(E, 0);
+    logits_.assign(hp_.n_vocab, 0);
+    scores_.assign(static_cast<size_t>(pool_->size()) * n_ctx_, 0);
+    matmul_->reserve(static_cast<int64_t>(std::max({E, Q, F})), kMaxBatch);
+
+    const size_t kv_elems = static_cast<size_t>(hp_.n_layer) * n_ctx_ * KV;
+    k_f32_.reset(), v_f32_.reset(), k_f16_.reset(), v_f16_.reset();
+    try {
+      if (kv_f16_) k_f16_ = uninit<uint16_t>(kv_elems), v_f16_ = uninit<uint16_t>(kv_elems);
+      else k_f32_ = uninit<float>(kv_elems), v_f32_ = uninit<float>(kv_elems);
+    } catch (const std::bad_alloc&) {
+      throw DeviceError("cpu backend: cannot allocate the KV cache (" + std::to_string(2 * kv_elems * (kv_f16_ ? 2 : 4)) +
+                        " bytes for " + std::to_string(n_ctx_) + " positions); lower max_context");
+    }
+    kv_bytes_ = 2 * kv_elems * (kv_f16_ ? 2 : 4);
+    logits_valid_ = false;
+    timer_.reset_origin();
+  }
+
+  uint32_t max_context() const override { return n_ctx_; }
+
+  int32_t prefill(std::span<const int32_t> tokens, int32_t pos) override {
+    if (tokens.empty()) throw Error("cpu backend: prefill of zero tokens");
+    int32_t top = -1;
+    for (size_t i = 0; i < tokens.size(); i += kMaxBatch) {
+      const size_t n = std::min<size_t>(kMaxBatch, tokens.size() - i);
+      const bool last = i + n == tokens.size();
+      top = forward(tokens.subspan(i, n), pos + static_cast<int32_t>(i), last ? Head::Logits : Head::None, true);
+    }
+    return top;
+  }
+
+  int32_t decode_argmax(int32_t token, int32_t pos) override {
+    return forward(std::span<const int32_t>(&token, 1), pos, Head::Argmax, false);
+  }
+
+  std::span<const float> decode_logits(int32_t token, int32_t pos) override {
+    forward(std::span<const int32_t>(&token, 1), pos, Head::Logits, false);
+    return logits_;
+  }
+
+  std::span<const float> logits() override {
+    if (!model_) throw Error("cpu backend: logits() before load()");
+    if (!logits_valid_ && have_final_) {
+      // decode_argmax kept only the id; the classifier runs again on the kept hidden state.
+      matmul_->run({{&model_->output(), logits_.data(), 0}}, final_.data(), hp_.n_embd, hp_.n_embd, 1);
+      logits_valid_ = true;
+    }
+    return logits_;
+  }
+
+  void set_timeline(TimelineSink* sink) override { timer_.set_sink(sink); }
+
+  uint64_t device_memory_peak() const override {
+    if (!model_) return 0;
+    const size_t floats = x_.size() + xb_.size() + q_.size() + k_.size() + v_.size() + att_.size() + hb_.size() +
+                          hb2_.size() + final_.size() + logits_.size() + scores_.size();
+    return model_->weight_bytes() + kv_bytes_ + 4 * floats;
+  }
+
+ private:
+  enum class Head { None, Logits, Argmax };  // what the step computes after the last block
+
+  static MeasuredBandwidth cached_bandwidth() {
+    static std::once_flag once;
+    static MeasuredBandwidth bw;
+    std::call_once(once, [] { bw = measure_host_bandwidth(); });
+    return bw;
+  }
+
+  // KV cache row of (layer, position).
+  size_t kv_index(uint32_t layer, int32_t pos) const {
+    return (static_cast<size_t>(layer) * n_ctx_ + static_cast<size_t>(pos)) * hp_.kv_dim();
+  }
+
+  int32_t forward(std::span<const int32_t> tokens, int32_t pos, Head head, bool is_prefill) {
+    if (!model_) throw Error("cpu backend: forward before load()");
+    const int32_t B = static_cast<int32_t>(tokens.size());
+    if (pos < 0 || static_cast<int64_t>(pos) + B > n_ctx_)
+      throw Error("cpu backend: positions " + std::to_string(pos) + ".." + std::to_string(pos + B - 1) +
+                  " do not fit the KV cache of " + std::to_string(n_ctx_) + " positions (context full)");
+    for (int32_t t : tokens)
+      if (t < 0 || static_cast<uint32_t>(t) >= hp_.n_vocab)
+        throw Error("cpu backend: token id " + std::to_string(t) + " is outside the vocabulary of " +
+                    std::to_string(hp_.n_vocab));
+    const int64_t E = hp_.n_embd, Q = hp_.q_dim(), KV = hp_.kv_dim(), F = hp_.n_ff;
+    const int hd = static_cast<int>(hp_.head_dim), H = static_cast<int>(hp_.n_head);
+    const int group = static_cast<int>(hp_.n_head / hp_.n_head_kv);  // query heads per KV head (GQA)
+    cpu::Matmul& mm = *matmul_;
+    ThreadPool& pool = *pool_;
+    timer_.begin(is_prefill, pos);
+    logits_valid_ = false;
+
+    // token embedding lookup
+    for (int32_t t = 0; t < B; ++t) dot::dequantize_row(cpu::weight_matrix(model_->token_embd()), tokens[t], &x_[t * E]);
+    timer_.mark("embed", OpGroup::Other);
+
+    for (uint32_t l = 0; l < hp_.n_layer; ++l) {
+      const LayerWeights& w = model_->layers()[l];
+      const int32_t L = static_cast<int32_t>(l);
+
+      // attention rmsnorm
+      for (int32_t t = 0; t < B; ++t) cpu::rmsnorm(&xb_[t * E], &x_[t * E], attn_norm_[l].data(), E, hp_.rms_eps);
+      timer_.mark("rms_attn", OpGroup::Rms, L);
+
+      // qkv matmuls
+      mm.run({{w.wq, q_.data(), Q}, {w.wk, k_.data(), KV}, {w.wv, v_.data(), KV}}, xb_.data(), E, E, B);
+      timer_.mark("qkv", OpGroup::Attn, L);
+
+      // RoPE: rotate q and k by their absolute positions
+      for (int32_t t = 0; t < B; ++t) {
+        cpu::rope(&q_[t * Q], H, hd, static_cast<int>(hp_.rope_dim), hp_.rope_layout, inv_freq_, pos + t);
+        cpu::rope(&k_[t * KV], static_cast<int>(hp_.n_head_kv), hd, static_cast<int>(hp_.rope_dim), hp_.rope_layout,
+                  inv_freq_, pos + t);
+      }
+      timer_.mark("rope", OpGroup::Attn, L);
+
+      // KV write: this batch's keys and values at their positions
+      for (int32_t t = 0; t < B; ++t) {
+        const size_t at = kv_index(l, pos + t);
+        if (kv_f16_) {
+          for (int64_t i = 0; i < KV; ++i) k_f16_[at + i] = fp32_to_fp16(k_[t * KV + i]), v_f16_[at + i] = fp32_to_fp16(v_[t * KV + i]);
+        } else {
+          std::memcpy(&k_f32_[at], &k_[t * KV], KV * 4);
+          std::memcpy(&v_f32_[at], &v_[t * KV], KV * 4);
+        }
+      }
+      timer_.mark("kv_write", OpGroup::Attn, L);
+
+      // GQA attention: query head h reads KV head h / group; token t sees positions <= pos + t
+      pool.run([&](unsigned ti, unsigned nt) {
+        float* scores = &scores_[static_cast<size_t>(ti) * n_ctx_];
+        for (int64_t job = ti; job < static_cast<int64_t>(B) * H; job += nt) {
+          const int32_t t = static_cast<int32_t>(job / H);
+          const int h = static_cast<int>(job % H);
+          const int64_t kv_off = static_cast<int64_t>(h / group) * hd;
+          const size_t base = kv_index(l, 0);
+          if (kv_f16_)
+            cpu::attend_head_f16(&q_[t * Q + h * hd], &k_f16_[base], &v_f16_[base], KV, kv_off, hd, pos + t + 1, scores,
+                                 &att_[t * Q + h * hd]);
+          else
+            cpu::attend_head_f32(&q_[t * Q + h * hd], &k_f32_[base], &v_f32_[base], KV, kv_off, hd, pos + t + 1, scores,
+                                 &att_[t * Q + h * hd]);
+        }
+      });
+      timer_.mark("sdpa", OpGroup::Attn, L);
+
+      // attention output projection + residual (accumulated into x)
+      mm.run({{w.wo, x_.data(), E, true}}, att_.data(), Q, Q, B);
+      timer_.mark("o", OpGroup::Attn, L);
+
+      // ffn rmsnorm
+      for (int32_t t = 0; t < B; ++t) cpu::rmsnorm(&xb_[t * E], &x_[t * E], ffn_norm_[l].data(), E, hp_.rms_eps);
+      timer_.mark("rms_ffn", OpGroup::Rms, L);
+
+      // SwiGLU: silu(gate(x)) * up(x)
+      mm.run({{w.w_gate, hb_.data(), F}, {w.w_up, hb2_.data(), F}}, xb_.data(), E, E, B);
+      for (int32_t t = 0; t < B; ++t) cpu::swiglu(&hb_[t * F], &hb2_[t * F], F);
+      timer_.mark("gate_up", OpGroup::Ffn, L);
+
+      // down projection + residual
+      mm.run({{w.w_down, x_.data(), E, true}}, hb_.data(), F, F, B);
+      timer_.mark("down", OpGroup::Ffn, L);
+    }
+
+    int32_t top = -1;
+    have_final_ = false;
+    if (head != Head::None) {
+      // final rmsnorm (last token only: only its logits are asked for)
+      cpu::rmsnorm(final_.data(), &x_[(B - 1) * E], out_norm_.data(), E, hp_.rms_eps);
+      have_final_ = true;
+      timer_.mark("rms_final", OpGroup::Rms);
+
+      // classifier into logits
+      if (head == Head::Logits) {
+        mm.run({{&model_->output(), logits_.data(), 0}}, final_.data(), E, E, 1);
+        logits_valid_ = true;
+        timer_.mark("logits", OpGroup::Logits);
+        top = static_cast<int32_t>(std::max_element(logits_.begin(), logits_.end()) - logits_.begin());
+        timer_.mark("argmax", OpGroup::Sample);
+      } else {
+        top = mm.argmax(model_->output(), final_.data(), E);
+        timer_.mark("logits_argmax", OpGroup::Logits);
+      }
+    }
+    timer_.end();
+    return top;
+  }
+
+  std::shared_ptr<const Model> model_;
+  HParams hp_;
+  uint32_t n_ctx_ = 0;
+  dot::Isa isa_ = dot::Isa::Scalar;
+  bool kv_f16_ = false;
+  std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<cpu::Matmul> matmul_;
+  std::vector<float> inv_freq_;
+  std::vector<std::vector<float>> attn_norm_, ffn_norm_;
+  std::vector<float> out_norm_;
+  // Scratch of one batch (run state): residual stream, normed input, q/k/v, attention
+  // output, FFN hidden, per-thread attention scores, the last token's hidden and logits.
+  std::vector<float> x_, xb_, q_, k_, v_, att_, hb_, hb2_, final_, logits_, scores_;
+  std::unique_ptr<float[]> k_f32_, v_f32_;
+  std::unique_ptr<uint16_t[]> k_f16_, v_f16_;
+  uint64_t kv_bytes_ = 0;
+  bool logits_valid_ = false, have_final_ = false;
+  StepTimer timer_;
+};
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
 
 }  // namespace p64

@@ -168,6 +168,32 @@ TEST(CpuKernels, EverySimdKernelMatchesScalar) {
   }
 }
 
+// The kernels' block decoding agrees bit for bit with the quant library's dequantizer (and
+// so with GGML's layouts), for AoS and SoA alike, and the SoA helper agrees with soa_pack.
+TEST(CpuKernels, BlockDecodingMatchesQuantLibrary) {
+  const int64_t rows = 3, n = 512;
+  std::mt19937 rng(11);
+  for (DType t : {DType::F16, DType::BF16, DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q6_K,
+                  DType::Q8_0_SOA, DType::Q4_K_SOA, DType::Q6_K_SOA}) {
+    const bool soa = dtype_is_soa(t);
+    const DType a = soa ? dtype_aos_of(t) : t;
+    std::vector<uint8_t> aos = random_tensor(a, rows, n, rng);
+    std::vector<uint8_t> data = soa ? to_soa(a, aos) : aos;
+    if (soa) {
+      std::vector<uint8_t> packed(aos.size());
+      soa_pack(a, aos.data(), packed.data(), rows * n / dtype_info(a)->block_elems);
+      EXPECT_EQ(packed, data) << dtype_name(t);
+    }
+    const dot::WeightMatrix w{t, data.data(), n, rows};
+    for (int64_t r = 0; r < rows; ++r) {
+      std::vector<float> mine(n), theirs(n);
+      dot::dequantize_row(w, r, mine.data());
+      dequantize_tensor_row(t, data.data(), rows, r, n, theirs.data());
+      EXPECT_EQ(mine, theirs) << dtype_name(t) << " row " << r;
+    }
+  }
+}
+
 TEST(CpuKernels, AccumulateAddsToOutput) {
   std::mt19937 rng(3);
   std::vector<uint8_t> data = random_tensor(DType::Q8_0, 4, 256, rng);

@@ -15,16 +15,16 @@ struct TinyModel {
   std::vector<std::shared_ptr<std::vector<float>>> storage;  // what the sources point into
 };
 
-inline TinyModel tiny_image(uint32_t seed = 7, uint32_t n_layer = 2) {
+inline TinyModel tiny_image(uint32_t seed = 7, uint32_t n_layer = 2, uint32_t n_embd = 32, uint32_t n_ff = 64) {
   TinyModel m;
   HParams& hp = m.image.hparams;
   hp.name = "tiny-test";
-  hp.n_embd = 32;
+  hp.n_embd = n_embd;
   hp.n_layer = n_layer;
   hp.n_head = 4;
   hp.n_head_kv = 2;
   hp.head_dim = 8;
-  hp.n_ff = 64;
+  hp.n_ff = n_ff;
   hp.n_vocab = 16;
   hp.n_ctx_train = 128;
   hp.rope_dim = 8;

@@ -1,0 +1,109 @@
+#include "engine/format/convert.h"
+
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "engine/common/error.h"
+#include "engine/quant/quant.h"
+
+namespace p64 {
+namespace {
+
+bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+bool whole_blocks(DType t, int64_t n) {
+  auto info = dtype_info(t);
+  return info && n % info->block_elems == 0;
+}
+
+// The type a float matrix of row length n gets when `want` is asked for.
+DType quant_target(DType want, int64_t n) {
+  if (whole_blocks(want, n)) return want;
+  // llama.cpp's fallbacks for rows that are not a multiple of 256.
+  DType fb = want == DType::Q4_K ? DType::Q5_0 : (want == DType::Q6_K || want == DType::Q5_K) ? DType::Q8_0 : want;
+  return whole_blocks(fb, n) ? fb : DType::F32;
+}
+
+}  // namespace
+
+bool is_quantizable_matrix(const P64TensorSource& t) {
+  const std::string suffix = "_norm.weight";
+  bool norm = t.name.size() >= suffix.size() && t.name.compare(t.name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return !norm && t.n_dims >= 2 && t.ne[1] * t.ne[2] * t.ne[3] > 1;
+}
+
+P64Image plan_conversion(const SourceModel& src, const ConvertOptions& o, ConvertResult* stats) {
+  if (o.quant && (dtype_is_soa(*o.quant) || !dtype_info(*o.quant)))
+    throw Error("convert: --quant takes a block type (F32, F16, BF16, Q8_0, Q5_0, Q4_K, Q6_K, ...); use --soa for SoA forms");
+  P64Image img;
+  img.hparams = src.hparams;
+  img.vocab = src.vocab;
+  for (const P64TensorSource& in : src.tensors) {
+    const DType from = in.dtype;
+    const DType from_aos = dtype_aos_of(from);
+    DType aos = from_aos;
+    if (o.quant && is_quantizable_matrix(in) && is_float(from_aos)) aos = quant_target(*o.quant, in.ne[0]);
+    DType final = aos;
+    if (o.soa || dtype_is_soa(from)) final = dtype_soa_of(aos);  // SoA inputs stay SoA unless requantized to a type without one
+    if (final == from) {
+      img.tensors.push_back(in);
+      continue;
+    }
+    const bool requant = aos != from_aos;
+    const bool repack = dtype_is_soa(final);
+    if (stats) {
+      stats->quantized += requant;
+      stats->repacked += repack;
+    }
+    P64TensorSource out = in;
+    out.dtype = final;
+    out.data = nullptr;
+    const int64_t n = in.ne[0], rows = in.ne[1] * in.ne[2] * in.ne[3];
+    const uint64_t in_bytes = dtype_row_bytes(from, static_cast<uint64_t>(n)) * static_cast<uint64_t>(rows);
+    P64TensorSource source = in;
+    out.produce = [source, from, aos, final, n, rows, in_bytes, requant, repack](uint8_t* dst, uint64_t bytes) {
+      std::vector<uint8_t> in_buf;
+      const uint8_t* input = source.data;
+      if (!input) {
+        in_buf.resize(in_bytes);
+        source.produce(in_buf.data(), in_bytes);
+        input = in_buf.data();
+      }
+      std::vector<uint8_t> aos_buf;
+      const uint8_t* aos_data = input;
+      if (requant || dtype_is_soa(from)) {
+        uint8_t* target = repack ? (aos_buf.resize(bytes), aos_buf.data()) : dst;
+        const uint64_t row_bytes = dtype_row_bytes(aos, static_cast<uint64_t>(n));
+        std::vector<float> row(static_cast<size_t>(n));
+        for (int64_t r = 0; r < rows; ++r) {
+          dequantize_tensor_row(from, input, rows, r, n, row.data());
+          quantize_row(aos, row.data(), target + static_cast<uint64_t>(r) * row_bytes, n);
+        }
+        aos_data = target;
+      }
+      if (repack) {
+        const int64_t nblocks = n / dtype_info(aos)->block_elems * rows;
+        soa_pack(aos, aos_data, dst, nblocks);
+      } else if (aos_data != dst) {
+        std::memcpy(dst, aos_data, bytes);
+      }
+      (void)final;
+    };
+    img.tensors.push_back(std::move(out));
+  }
+  if (stats) stats->tensors = img.tensors.size();
+  return img;
+}
+
+ConvertResult convert_to_p64(const std::string& input, const std::string& output, const ConvertOptions& o,
+                             const ProgressFn& progress) {
+  SourceModel src = load_source_model(input, o.tokenizer_path);
+  ConvertResult r;
+  r.input_kind = src.kind;
+  P64Image img = plan_conversion(src, o, &r);
+  r.write = write_p64(output, img, progress);
+  return r;
+}
+
+}  // namespace p64

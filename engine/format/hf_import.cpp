@@ -1,0 +1,236 @@
+#include "engine/format/hf_import.h"
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/common/error.h"
+#include "engine/format/safetensors.h"
+#include "engine/model/hf_tokenizer_json.h"
+#include "engine/quant/quant.h"
+
+namespace p64 {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json read_json(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) throw Error(p.string() + ": cannot open");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  try {
+    return json::parse(ss.str());
+  } catch (const json::exception& e) {
+    throw FormatError(p.string(), "json", 0, e.what());
+  }
+}
+
+HParams hf_hparams(const json& c, const std::string& path) {
+  auto fail = [&](const std::string& key, const std::string& why) -> void { throw FormatError(path, "config", 0, key + ": " + why); };
+  auto u32 = [&](const char* key, std::optional<uint32_t> def) -> uint32_t {
+    if (!c.contains(key) || c[key].is_null()) {
+      if (!def) fail(key, "missing");
+      return *def;
+    }
+    if (!c[key].is_number_unsigned() || c[key].get<uint64_t>() > 0xFFFFFFFFu) fail(key, "not an unsigned integer");
+    return c[key].get<uint32_t>();
+  };
+  auto f32 = [&](const char* key, float def) -> float {
+    if (!c.contains(key) || c[key].is_null()) return def;
+    if (!c[key].is_number()) fail(key, "not a number");
+    return c[key].get<float>();
+  };
+  const std::string model_type = c.value("model_type", "");
+  if (model_type != "llama") fail("model_type", "'" + model_type + "' is not supported (llama)");
+  HParams hp;
+  hp.name = c.value("_name_or_path", "");
+  hp.n_embd = u32("hidden_size", std::nullopt);
+  hp.n_layer = u32("num_hidden_layers", std::nullopt);
+  hp.n_head = u32("num_attention_heads", std::nullopt);
+  hp.n_head_kv = u32("num_key_value_heads", hp.n_head);
+  hp.n_ff = u32("intermediate_size", std::nullopt);
+  hp.n_vocab = u32("vocab_size", std::nullopt);
+  hp.head_dim = u32("head_dim", hp.n_head ? hp.n_embd / hp.n_head : 0);
+  hp.rope_dim = hp.head_dim;
+  hp.n_ctx_train = u32("max_position_embeddings", 0);
+  hp.rms_eps = f32("rms_norm_eps", 1e-6f);
+  hp.rope_base = f32("rope_theta", 10000.0f);
+  hp.tied_output = c.value("tie_word_embeddings", false);
+  if (c.contains("rope_scaling") && c["rope_scaling"].is_object()) {
+    const json& rs = c["rope_scaling"];
+    std::string type = rs.value("rope_type", rs.value("type", ""));
+    auto rf = [&](const char* k, float d) { return rs.contains(k) && rs[k].is_number() ? rs[k].get<float>() : d; };
+    RopeScaling& s = hp.rope_scaling;
+    if (type == "llama3") {
+      s.type = RopeScalingType::Llama3;
+      s.factor = rf("factor", 8.0f);
+      s.low_freq_factor = rf("low_freq_factor", 1.0f);
+      s.high_freq_factor = rf("high_freq_factor", 4.0f);
+      s.original_context = static_cast<uint32_t>(rf("original_max_position_embeddings", 8192.0f));
+      hp.rope_freq_factors = llama3_rope_freq_factors(hp.rope_base, hp.rope_dim, s.factor, s.low_freq_factor,
+                                                      s.high_freq_factor, s.original_context);
+    } else if (type == "linear") {
+      s.type = RopeScalingType::Linear;
+      s.factor = rf("factor", 1.0f);
+    } else if (type != "default" && !type.empty()) {
+      fail("rope_scaling", "type '" + type + "' is not supported (llama3, linear)");
+    }
+  }
+  hp.rope_layout = RopeLayout::Adjacent;  // after the Q/K permutation below
+  validate(hp, path);
+  return hp;
+}
+
+// HF tensor name -> GGUF name; "" to skip (RoPE caches); throws for names we do not know.
+std::string gguf_name(const std::string& hf, const std::string& path) {
+  static const std::map<std::string, std::string> kGlobal = {{"model.embed_tokens.weight", "token_embd.weight"},
+                                                            {"model.norm.weight", "output_norm.weight"},
+                                                            {"lm_head.weight", "output.weight"}};
+  static const std::map<std::string, std::string> kLayer = {
+      {"self_attn.q_proj.weight", "attn_q.weight"},   {"self_attn.k_proj.weight", "attn_k.weight"},
+      {"self_attn.v_proj.weight", "attn_v.weight"},   {"self_attn.o_proj.weight", "attn_output.weight"},
+      {"mlp.gate_proj.weight", "ffn_gate.weight"},    {"mlp.up_proj.weight", "ffn_up.weight"},
+      {"mlp.down_proj.weight", "ffn_down.weight"},    {"input_layernorm.weight", "attn_norm.weight"},
+      {"post_attention_layernorm.weight", "ffn_norm.weight"}};
+  if (auto it = kGlobal.find(hf); it != kGlobal.end()) return it->second;
+  static const std::regex kLayerRe(R"(model\.layers\.(\d+)\.(.+))");
+  std::smatch m;
+  if (std::regex_match(hf, m, kLayerRe)) {
+    if (m[2] == "self_attn.rotary_emb.inv_freq") return "";
+    if (auto it = kLayer.find(m[2]); it != kLayer.end()) return "blk." + m[1].str() + "." + it->second;
+  }
+  throw FormatError(path, "tensor data", 0, "tensor '" + hf + "' is not part of a Llama checkpoint");
+}
+
+}  // namespace
+
+std::vector<int64_t> hf_rope_row_permutation(int64_t n_head, int64_t head_dim) {
+  std::vector<int64_t> perm(static_cast<size_t>(n_head * head_dim));
+  const int64_t half = head_dim / 2;
+  for (int64_t h = 0; h < n_head; ++h)
+    for (int64_t i = 0; i < half; ++i)
+      for (int64_t s = 0; s < 2; ++s) perm[static_cast<size_t>(h * head_dim + 2 * i + s)] = h * head_dim + s * half + i;
+  return perm;
+}
+
+std::vector<float> llama3_rope_freq_factors(float rope_base, uint32_t rope_dim, float factor, float low_freq_factor,
+                                            float high_freq_factor, uint32_t original_context) {
+  std::vector<float> out;
+  const double low_wavelen = original_context / low_freq_factor;
+  const double high_wavelen = original_context / high_freq_factor;
+  for (uint32_t i = 0; i < rope_dim; i += 2) {
+    const double freq = 1.0 / std::pow(static_cast<double>(rope_base), static_cast<double>(i) / rope_dim);
+    const double wavelen = 2.0 * M_PI / freq;
+    if (wavelen < high_wavelen) out.push_back(1.0f);
+    else if (wavelen > low_wavelen) out.push_back(factor);
+    else {
+      const double smooth = (original_context / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor);
+      out.push_back(static_cast<float>(1.0 / ((1.0 - smooth) / factor + smooth)));
+    }
+  }
+  return out;
+}
+
+SourceModel load_hf_directory(const std::string& dir, const std::string& tokenizer_override) {
+  const fs::path d(dir);
+  SourceModel src;
+  src.kind = "hf";
+  src.path = dir;
+  const fs::path config_path = d / "config.json";
+  if (!fs::exists(config_path)) throw Error(dir + ": no config.json (not a Hugging Face model folder)");
+  src.hparams = hf_hparams(read_json(config_path), config_path.string());
+  const HParams& hp = src.hparams;
+
+  // Shards: the index's weight_map names the file of each tensor; a single file otherwise.
+  std::vector<fs::path> shard_paths;
+  if (fs::exists(d / "model.safetensors.index.json")) {
+    json idx = read_json(d / "model.safetensors.index.json");
+    if (!idx.contains("weight_map") || !idx["weight_map"].is_object())
+      throw FormatError((d / "model.safetensors.index.json").string(), "json", 0, "no weight_map object");
+    std::set<std::string> files;
+    for (auto it = idx["weight_map"].begin(); it != idx["weight_map"].end(); ++it) {
+      if (!it.value().is_string()) throw FormatError((d / "model.safetensors.index.json").string(), "json", 0, "weight_map entry is not a file name");
+      std::string f = it.value().get<std::string>();
+      if (f.find('/') != std::string::npos || f.find("..") != std::string::npos)
+        throw FormatError((d / "model.safetensors.index.json").string(), "json", 0, "shard name '" + f + "' leaves the folder");
+      files.insert(f);
+    }
+    for (const auto& f : files) shard_paths.push_back(d / f);
+  } else if (fs::exists(d / "model.safetensors")) {
+    shard_paths.push_back(d / "model.safetensors");
+  } else {
+    throw Error(dir + ": no model.safetensors or model.safetensors.index.json");
+  }
+
+  std::set<std::string> seen;
+  for (const auto& sp : shard_paths) {
+    auto shard = std::make_shared<SafetensorsFile>(SafetensorsFile::open(sp.string()));
+    src.keepalive.push_back(shard);
+    for (const SafetensorsTensor& t : shard->tensors()) {
+      std::string name = gguf_name(t.name, sp.string());
+      if (name.empty()) continue;
+      if (name == "output.weight" && hp.tied_output) continue;  // some exports save the tied copy too
+      if (!seen.insert(name).second) throw FormatError(sp.string(), "tensor data", 0, "tensor '" + t.name + "' appears in two shards");
+      P64TensorSource s;
+      s.name = name;
+      s.dtype = t.dtype;
+      s.n_dims = static_cast<uint32_t>(t.shape.size());
+      for (size_t i = 0; i < t.shape.size(); ++i) s.ne[i] = t.shape[t.shape.size() - 1 - i];  // PyTorch -> GGML order
+      const bool is_q = name.find(".attn_q.weight") != std::string::npos;
+      const bool is_k = name.find(".attn_k.weight") != std::string::npos;
+      const SafetensorsTensor* tp = &t;
+      if (is_q || is_k) {
+        const int64_t heads = is_q ? hp.n_head : hp.n_head_kv;
+        if (s.n_dims != 2 || s.ne[1] != heads * hp.head_dim)
+          throw FormatError(sp.string(), "tensor data", 0, "tensor '" + t.name + "' has " + std::to_string(s.ne[1]) +
+                                                                  " rows, expected " + std::to_string(heads * hp.head_dim));
+        auto perm = std::make_shared<std::vector<int64_t>>(hf_rope_row_permutation(heads, hp.head_dim));
+        const uint64_t row_bytes = tp->bytes / static_cast<uint64_t>(s.ne[1]);
+        s.produce = [tp, perm, row_bytes, shard](uint8_t* dst, uint64_t bytes) {
+          for (size_t r = 0; r < perm->size(); ++r)
+            std::memcpy(dst + r * row_bytes, tp->data + static_cast<uint64_t>((*perm)[r]) * row_bytes, row_bytes);
+        };
+      } else if (s.n_dims == 1 && t.dtype != DType::F32) {
+        // Norm weights are F32 in every P64 (the decode profile requires it).
+        const DType from = t.dtype;
+        s.dtype = DType::F32;
+        const int64_t n = s.ne[0];
+        s.produce = [tp, from, n, shard](uint8_t* dst, uint64_t) {
+          dequantize_row(from, tp->data, reinterpret_cast<float*>(dst), n);
+        };
+      } else {
+        s.data = t.data;
+      }
+      src.tensors.push_back(std::move(s));
+    }
+  }
+
+  if (!seen.count("output.weight")) src.hparams.tied_output = true;
+
+  const fs::path tok_path = tokenizer_override.empty() ? d / "tokenizer.json" : fs::path(tokenizer_override);
+  if (!fs::exists(tok_path)) throw Error(dir + ": no tokenizer.json (give one with --tokenizer)");
+  src.vocab = read_hf_tokenizer_json(tok_path.string());
+  if (src.vocab.size() > hp.n_vocab)
+    throw FormatError(tok_path.string(), "tokenizer", 0, std::to_string(src.vocab.size()) + " tokens but config vocab_size is " + std::to_string(hp.n_vocab));
+  // Ids the tokenizer leaves unassigned (gaps) and the padding up to vocab_size.
+  for (size_t i = 0; i < src.vocab.tokens.size(); ++i)
+    if (src.vocab.tokens[i].empty()) src.vocab.tokens[i] = "[PAD" + std::to_string(i) + "]";
+  while (src.vocab.tokens.size() < hp.n_vocab) {
+    const size_t i = src.vocab.tokens.size();
+    src.vocab.tokens.push_back("[PAD" + std::to_string(i) + "]");
+    if (!src.vocab.types.empty()) src.vocab.types.push_back(static_cast<int32_t>(TokenType::Unused));
+    if (!src.vocab.scores.empty()) src.vocab.scores.push_back(-1e9f);
+  }
+  return src;
+}
+
+}  // namespace p64

@@ -1,0 +1,122 @@
+#include "engine/runtime/cpu_ops.h"
+
+#include <cmath>
+
+#include "engine/quant/quant.h"
+
+namespace p64::cpu {
+
+void rmsnorm(float* out, const float* x, const float* w, int64_t n, float eps) {
+  double ss = 0;
+  for (int64_t i = 0; i < n; ++i) ss += static_cast<double>(x[i]) * x[i];
+  const float scale = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(n) + eps));
+  for (int64_t i = 0; i < n; ++i) out[i] = w[i] * (scale * x[i]);
+}
+
+std::vector<float> rope_inv_freq(const HParams& hp) {
+  const int pairs = static_cast<int>(hp.rope_dim / 2);
+  std::vector<float> f(static_cast<size_t>(pairs));
+  for (int i = 0; i < pairs; ++i)
+    f[static_cast<size_t>(i)] = 1.0f / std::pow(hp.rope_base, static_cast<float>(2 * i) / static_cast<float>(hp.rope_dim));
+  if (!hp.rope_freq_factors.empty()) {
+    for (int i = 0; i < pairs && i < static_cast<int>(hp.rope_freq_factors.size()); ++i)
+      f[static_cast<size_t>(i)] /= hp.rope_freq_factors[static_cast<size_t>(i)];
+    return f;
+  }
+  const RopeScaling& s = hp.rope_scaling;
+  if (s.type == RopeScalingType::Linear && s.factor > 0) {
+    for (float& v : f) v /= s.factor;
+  } else if (s.type == RopeScalingType::Llama3) {
+    // Meta's rule: long wavelengths are slowed by `factor`, short ones kept, and the band in
+    // between interpolated smoothly.
+    const double old_ctx = s.original_context;
+    const double low_wavelen = old_ctx / s.low_freq_factor, high_wavelen = old_ctx / s.high_freq_factor;
+    for (float& v : f) {
+      const double wavelen = 2.0 * M_PI / v;
+      if (wavelen < high_wavelen) continue;
+      if (wavelen > low_wavelen) {
+        v = static_cast<float>(v / s.factor);
+      } else {
+        const double smooth = (old_ctx / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
+        v = static_cast<float>((1.0 - smooth) * v / s.factor + smooth * v);
+      }
+    }
+  }
+  return f;
+}
+
+void rope(float* x, int n_heads, int head_dim, int rope_dim, RopeLayout layout, const std::vector<float>& inv_freq,
+          int32_t pos) {
+  const int pairs = rope_dim / 2;
+  for (int i = 0; i < pairs; ++i) {
+    const float angle = static_cast<float>(pos) * inv_freq[static_cast<size_t>(i)];
+    const float c = std::cos(angle), s = std::sin(angle);
+    const int a = layout == RopeLayout::Adjacent ? 2 * i : i;
+    const int b = layout == RopeLayout::Adjacent ? 2 * i + 1 : i + pairs;
+    for (int h = 0; h < n_heads; ++h) {
+      float* v = x + h * head_dim;
+      const float v0 = v[a], v1 = v[b];
+      v[a] = v0 * c - v1 * s;
+      v[b] = v0 * s + v1 * c;
+    }
+  }
+}
+
+namespace {
+void softmax(float* x, int32_t n) {
+  float mx = x[0];
+  for (int32_t i = 1; i < n; ++i) mx = std::fmax(mx, x[i]);
+  double sum = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    x[i] = std::exp(x[i] - mx);
+    sum += x[i];
+  }
+  const float inv = static_cast<float>(1.0 / sum);
+  for (int32_t i = 0; i < n; ++i) x[i] *= inv;
+}
+}  // namespace
+
+void attend_head_f32(const float* q, const float* k_cache, const float* v_cache, int64_t kv_dim, int64_t kv_off,
+                     int head_dim, int32_t n_pos, float* scores, float* out) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  for (int32_t p = 0; p < n_pos; ++p) {
+    const float* k = k_cache + p * kv_dim + kv_off;
+    float s = 0;
+    for (int i = 0; i < head_dim; ++i) s += q[i] * k[i];
+    scores[p] = s * scale;
+  }
+  softmax(scores, n_pos);
+  for (int i = 0; i < head_dim; ++i) out[i] = 0;
+  for (int32_t p = 0; p < n_pos; ++p) {
+    const float* v = v_cache + p * kv_dim + kv_off;
+    const float a = scores[p];
+    for (int i = 0; i < head_dim; ++i) out[i] += a * v[i];
+  }
+}
+
+void attend_head_f16(const float* q, const uint16_t* k_cache, const uint16_t* v_cache, int64_t kv_dim,
+                     int64_t kv_off, int head_dim, int32_t n_pos, float* scores, float* out) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
+  for (int32_t p = 0; p < n_pos; ++p) {
+    const uint16_t* k = k_cache + p * kv_dim + kv_off;
+    float s = 0;
+    for (int i = 0; i < head_dim; ++i) s += q[i] * fp16_to_fp32(k[i]);
+    scores[p] = s * scale;
+  }
+  softmax(scores, n_pos);
+  for (int i = 0; i < head_dim; ++i) out[i] = 0;
+  for (int32_t p = 0; p < n_pos; ++p) {
+    const uint16_t* v = v_cache + p * kv_dim + kv_off;
+    const float a = scores[p];
+    for (int i = 0; i < head_dim; ++i) out[i] += a * fp16_to_fp32(v[i]);
+  }
+}
+
+void swiglu(float* gate_inout, const float* up, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate_inout[i];
+    gate_inout[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+}  // namespace p64::cpu

@@ -1,0 +1,97 @@
+#pragma once
+// A tiny random Llama built in memory (Model::from_parts) for forward-pass tests, with the
+// float weights kept beside it so a test can recompute the model in its own way.
+#include <cstring>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/model/model.h"
+#include "engine/quant/quant.h"
+
+namespace p64::test {
+
+struct TinyModel {
+  std::shared_ptr<const Model> model;
+  // The weights each tensor holds, as floats (after quantization when the dtype is lossy).
+  std::map<std::string, std::vector<float>> values;
+};
+
+inline HParams tiny_hparams() {
+  HParams hp;
+  hp.name = "tiny";
+  hp.n_embd = 256;
+  hp.n_layer = 2;
+  hp.n_head = 4;
+  hp.n_head_kv = 2;    // GQA
+  hp.head_dim = 128;   // q_dim 512 != n_embd: head_dim as the file says, not n_embd / n_head
+  hp.n_ff = 512;
+  hp.n_vocab = 300;
+  hp.n_ctx_train = 64;
+  hp.rope_dim = 128;
+  hp.rope_base = 10000.0f;
+  hp.rms_eps = 1e-5f;
+  hp.rope_scaling.type = RopeScalingType::Llama3;
+  hp.rope_scaling.factor = 8.0f;
+  hp.rope_scaling.low_freq_factor = 1.0f;
+  hp.rope_scaling.high_freq_factor = 4.0f;
+  hp.rope_scaling.original_context = 16;  // small, so the scaled bands matter at these positions
+  return hp;
+}
+
+// `matrix_type` is used for every projection and the embedding; norms stay F32.
+inline TinyModel make_tiny_model(const HParams& hp, DType matrix_type, uint32_t seed = 1) {
+  TinyModel tm;
+  auto storage = std::make_shared<std::vector<std::vector<uint8_t>>>();
+  std::vector<TensorView> views;
+  std::mt19937 rng(seed);
+  auto add = [&](const std::string& name, int64_t ne0, int64_t ne1, DType t, float spread, float centre) {
+    std::normal_distribution<float> g(centre, spread);
+    std::vector<float> v(static_cast<size_t>(ne0 * ne1));
+    for (auto& x : v) x = g(rng);
+    const uint64_t bytes = dtype_row_bytes(t, static_cast<uint64_t>(ne0)) * static_cast<uint64_t>(ne1);
+    storage->emplace_back(bytes);
+    std::vector<uint8_t>& buf = storage->back();
+    for (int64_t r = 0; r < ne1; ++r) {
+      const size_t row_bytes = dtype_row_bytes(t, static_cast<uint64_t>(ne0));
+      quantize_row(t, v.data() + r * ne0, buf.data() + r * row_bytes, ne0);
+      dequantize_row(t, buf.data() + r * row_bytes, v.data() + r * ne0, ne0);
+    }
+    TensorView tv;
+    tv.name = name;
+    tv.dtype = t;
+    tv.n_dims = ne1 > 1 ? 2 : 1;
+    tv.ne[0] = ne0;
+    tv.ne[1] = ne1;
+    tv.data = buf.data();
+    tv.bytes = bytes;
+    views.push_back(tv);
+    tm.values[name] = std::move(v);
+  };
+  const float s = 0.08f;
+  add("token_embd.weight", hp.n_embd, hp.n_vocab, matrix_type, 1.0f, 0);
+  add("output_norm.weight", hp.n_embd, 1, DType::F32, 0.1f, 1.0f);
+  add("output.weight", hp.n_embd, hp.n_vocab, matrix_type, s, 0);
+  for (uint32_t l = 0; l < hp.n_layer; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    add(p + "attn_norm.weight", hp.n_embd, 1, DType::F32, 0.1f, 1.0f);
+    add(p + "attn_q.weight", hp.n_embd, hp.q_dim(), matrix_type, s, 0);
+    add(p + "attn_k.weight", hp.n_embd, hp.kv_dim(), matrix_type, s, 0);
+    add(p + "attn_v.weight", hp.n_embd, hp.kv_dim(), matrix_type, s, 0);
+    add(p + "attn_output.weight", hp.q_dim(), hp.n_embd, matrix_type, s, 0);
+    add(p + "ffn_norm.weight", hp.n_embd, 1, DType::F32, 0.1f, 1.0f);
+    add(p + "ffn_gate.weight", hp.n_embd, hp.n_ff, matrix_type, s, 0);
+    add(p + "ffn_up.weight", hp.n_embd, hp.n_ff, matrix_type, s, 0);
+    add(p + "ffn_down.weight", hp.n_ff, hp.n_embd, matrix_type, s, 0);
+  }
+  Vocabulary vocab;
+  for (uint32_t i = 0; i < hp.n_vocab; ++i) vocab.tokens.push_back("t" + std::to_string(i));
+  vocab.bos_id = 1;
+  vocab.eos_id = 2;
+  tm.model = Model::from_parts("tiny-in-memory", hp, vocab, std::move(views), storage);
+  return tm;
+}
+
+}  // namespace p64::test
