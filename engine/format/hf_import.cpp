@@ -147,7 +147,13 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
   src.path = dir;
   const fs::path config_path = d / "config.json";
   if (!fs::exists(config_path)) throw Error(dir + ": no config.json (not a Hugging Face model folder)");
-  src.hparams = hf_hparams(read_json(config_path), config_path.string());
+  try {
+    const json config = read_json(config_path);
+    if (!config.is_object()) throw FormatError(config_path.string(), "config", 0, "not a JSON object");
+    src.hparams = hf_hparams(config, config_path.string());
+  } catch (const json::exception& e) {  // a field of the wrong type the checks above did not expect
+    throw FormatError(config_path.string(), "config", 0, std::string("a field has the wrong type: ") + e.what());
+  }
   const HParams& hp = src.hparams;
 
   // Shards: the index's weight_map names the file of each tensor; a single file otherwise.

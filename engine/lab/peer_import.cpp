@@ -76,11 +76,18 @@ Fields fields_of(const nlohmann::json& o) {
   return f;
 }
 
+// The entry as stored beside the parsed fields; bytes that are not UTF-8 (CSV and SQL are
+// read as bytes) become U+FFFD instead of making the import fail.
+std::string dump_raw(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+
 PeerResult from_json_object(const nlohmann::json& o, const std::string& path) {
   if (!o.is_object() || !o.contains("avg_ts")) throw Error(path + ": a llama-bench entry without avg_ts");
-  PeerResult p = from_fields(fields_of(o), path, o.dump());
+  PeerResult p = from_fields(fields_of(o), path, dump_raw(o));
   if (o.contains("samples_ts") && o["samples_ts"].is_array())
-    for (const auto& v : o["samples_ts"]) p.samples_ts.push_back(v.get<double>());
+    for (const auto& v : o["samples_ts"]) {
+      if (!v.is_number()) throw Error(path + ": a llama-bench entry whose samples_ts holds " + dump_raw(v) + ", not a number");
+      p.samples_ts.push_back(v.get<double>());
+    }
   return p;
 }
 
@@ -176,7 +183,7 @@ std::vector<PeerResult> read_llama_bench(const std::string& path) {
                     std::to_string(vals.size()) + " values");
       Fields f;
       for (size_t i = 0; i < cols.size(); ++i) f[cols[i]] = vals[i];
-      out.push_back(from_fields(f, path, to_raw(f).dump()));
+      out.push_back(from_fields(f, path, dump_raw(to_raw(f))));
     }
     return out;
   }
@@ -197,7 +204,7 @@ std::vector<PeerResult> read_llama_bench(const std::string& path) {
                   std::to_string(header.size()));
     Fields f;
     for (size_t i = 0; i < header.size(); ++i) f[header[i]] = cells[i];
-    out.push_back(from_fields(f, path, to_raw(f).dump()));
+    out.push_back(from_fields(f, path, dump_raw(to_raw(f))));
   }
   return out;
 }

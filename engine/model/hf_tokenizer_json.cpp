@@ -25,6 +25,8 @@ json parse_file(const std::string& path) {
     return json::parse(ss.str());
   } catch (const json::parse_error& e) {
     throw FormatError(path, "json", e.byte, e.what());
+  } catch (const json::exception& e) {  // e.g. a number too large for any C++ type
+    throw FormatError(path, "json", 0, e.what());
   }
 }
 
@@ -71,7 +73,19 @@ bool mentions(const json& j, const std::string& s) { return !j.is_null() && j.du
 
 }  // namespace
 
+static Vocabulary read_checked_tokenizer_json(const std::string& path);
+
 Vocabulary read_hf_tokenizer_json(const std::string& path) {
+  // The reader checks the types of the fields it relies on; anything it missed (a string
+  // where an object was meant, deep inside) still becomes a refusal naming the file.
+  try {
+    return read_checked_tokenizer_json(path);
+  } catch (const json::exception& e) {
+    throw FormatError(path, "json", 0, std::string("a field has the wrong type: ") + e.what());
+  }
+}
+
+Vocabulary read_checked_tokenizer_json(const std::string& path) {
   const json j = parse_file(path);
   auto fail = [&](const std::string& field, const std::string& why) -> void { throw FormatError(path, field, 0, why); };
   if (!j.is_object() || !j.contains("model") || !j["model"].is_object()) fail("model", "no \"model\" object (not a tokenizer.json)");

@@ -107,7 +107,8 @@ class CpuBackend final : public Backend {
   void load(std::shared_ptr<const Model> model, const BackendOptions& options) override {
     for (const auto& [k, v] : options.switches) {
       const auto offered = switches();
-      if (std::none_of(offered.begin(), offered.end(), [&](const SwitchInfo& s) { return s.name == k; }))
+      const std::string& key = k;  // clang 14 cannot capture a structured binding
+      if (std::none_of(offered.begin(), offered.end(), [&](const SwitchInfo& s) { return s.name == key; }))
         throw Error("cpu backend: unknown switch '" + k + "' (offered: int8_activations, kv_f16, isa)");
     }
     for (const TensorView& t : model->tensors()) {
