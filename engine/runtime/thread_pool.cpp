@@ -20,12 +20,13 @@ ThreadPool::ThreadPool(unsigned threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   n_threads_ = threads;
   workers_.reserve(threads - 1);
-  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this, i] { worker(i); });
+  for (unsigned i = 1; i < threads; ++i) workers_.emplace_back([this] { worker(); });
 }
 
 ThreadPool::~ThreadPool() {
   stop_.store(true);
-  generation_.fetch_add(1);
+  // A new generation with no slot left to claim: the workers wake, see stop_ and return.
+  work_.store((((work_.load() >> 32) + 1) << 32) | n_threads_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
   }
@@ -33,19 +34,33 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
+void ThreadPool::run_slots(uint64_t generation) {
+  for (;;) {
+    uint64_t w = work_.load(std::memory_order_acquire);
+    if ((w >> 32) != generation || (w & 0xFFFFFFFFu) >= n_threads_) return;
+    if (!work_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel)) continue;
+    // A successful claim means this region is still current: its thunk and context stay put
+    // until every slot, this one included, has returned.
+    thunk_(ctx_, static_cast<unsigned>(w & 0xFFFFFFFFu), n_threads_);
+    done_.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
+
 void ThreadPool::dispatch(Thunk thunk, void* ctx) {
   thunk_ = thunk;
   ctx_ = ctx;
-  pending_.store(n_threads_ - 1, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  const uint64_t generation = (work_.load(std::memory_order_relaxed) >> 32) + 1;
   // seq_cst pairs with the worker's sleepers_ increment: either we see it asleep and wake it,
   // or it sees the new generation before it sleeps.
-  generation_.fetch_add(1);
+  work_.store(generation << 32);
   if (sleepers_.load() != 0) {
     { std::lock_guard<std::mutex> lock(mutex_); }
     wake_.notify_all();
   }
-  thunk(ctx, 0, n_threads_);
-  for (int spin = 0; pending_.load(std::memory_order_acquire) != 0; ++spin) {
+  run_slots(generation);
+  // Only slots a worker claimed and has not finished are left to wait for.
+  for (int spin = 0; done_.load(std::memory_order_acquire) != n_threads_; ++spin) {
     if (spin < kSpins) {
       P64_CPU_RELAX();
     } else {
@@ -54,25 +69,27 @@ void ThreadPool::dispatch(Thunk thunk, void* ctx) {
   }
 }
 
-void ThreadPool::worker(unsigned index) {
-  uint32_t seen = generation_.load(std::memory_order_acquire);
+void ThreadPool::worker() {
+  // Generation 0 is the pool's state before any region; starting from it (not from the
+  // counter's value when this thread first runs) means a region dispatched before the thread
+  // was scheduled is still seen as new.
+  uint64_t seen = 0;
   for (;;) {
-    uint32_t g;
+    uint64_t g;
     int spin = 0;
-    while ((g = generation_.load(std::memory_order_acquire)) == seen) {
+    while ((g = work_.load(std::memory_order_acquire) >> 32) == seen) {
       if (++spin < kSpins) {
         P64_CPU_RELAX();
       } else {
         std::unique_lock<std::mutex> lock(mutex_);
         sleepers_.fetch_add(1);
-        wake_.wait(lock, [&] { return generation_.load() != seen; });
+        wake_.wait(lock, [&] { return (work_.load() >> 32) != seen; });
         sleepers_.fetch_sub(1);
       }
     }
     seen = g;
     if (stop_.load(std::memory_order_acquire)) return;
-    thunk_(ctx_, index, n_threads_);
-    pending_.fetch_sub(1, std::memory_order_acq_rel);
+    run_slots(g);
   }
 }
 

@@ -9,9 +9,11 @@
 namespace p64 {
 
 // A fixed set of worker threads that run one parallel region at a time, the caller taking
-// part as thread 0. A decode step opens a few hundred regions, so workers spin briefly on an
-// atomic generation counter before sleeping (futex via std::atomic::wait): waking a sleeping
-// thread per region would cost more than the region itself.
+// part. A decode step opens a few hundred regions, so workers spin briefly on an atomic
+// generation counter before sleeping: waking a sleeping thread per region would cost more
+// than the region itself. A region's size() slots are claimed, not assigned: whichever thread
+// is running takes the next slot, so on a machine shared with other work a worker that the
+// OS has not scheduled yet delays nothing — the caller runs its slot instead.
 class ThreadPool {
  public:
   explicit ThreadPool(unsigned threads);  // total threads including the caller; 0 = all cores
@@ -21,7 +23,8 @@ class ThreadPool {
 
   unsigned size() const { return n_threads_; }
 
-  // Calls fn(thread_index, size()) on every thread and returns when all have returned.
+  // Calls fn(slot, size()) once for every slot in [0, size()), each slot on one thread (so
+  // per-slot scratch needs no lock), and returns when all have returned.
   template <class F>
   void run(F&& fn) {
     if (n_threads_ == 1) {
@@ -46,14 +49,17 @@ class ThreadPool {
  private:
   using Thunk = void (*)(void*, unsigned, unsigned);
   void dispatch(Thunk thunk, void* ctx);
-  void worker(unsigned index);
+  void worker();
+  void run_slots(uint64_t generation);
 
   unsigned n_threads_ = 1;
   std::vector<std::thread> workers_;
   Thunk thunk_ = nullptr;
   void* ctx_ = nullptr;
-  std::atomic<uint32_t> generation_{0};
-  std::atomic<uint32_t> pending_{0};
+  // Region generation in the high 32 bits, the next unclaimed slot in the low 32: a claim is
+  // one compare-exchange that fails for a thread still looking at an older region.
+  std::atomic<uint64_t> work_{0};
+  std::atomic<uint32_t> done_{0};  // slots of the current region that have returned
   std::atomic<bool> stop_{false};
   std::atomic<uint32_t> sleepers_{0};
   std::mutex mutex_;

@@ -1,0 +1,44 @@
+#include "app/cli/decode_args.h"
+
+#include <CLI/CLI.hpp>
+
+#include "engine/format/open_model.h"
+#include "engine/lab/lab_config.h"
+
+namespace p64::cli {
+
+void add_decode_options(CLI::App& cmd, DecodeArgs& a) {
+  cmd.add_option("--model", a.model, "Model file: .p64, .gguf, llama2.c .bin (with --tokenizer) or a Hugging Face folder")
+      ->required();
+  cmd.add_option("--tokenizer", a.tokenizer, "llama2.c tokenizer file, for a llama2.c checkpoint");
+  cmd.add_option("--backend", a.backend, "Backend: auto (cuda > vulkan > cpu), cpu, cuda, vulkan")->capture_default_str();
+  cmd.add_option("--threads", a.threads, "CPU threads (0 = all)")->capture_default_str();
+  cmd.add_option("--ctx", a.max_context, "KV cache positions, capped by the model's trained context")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 1u << 24));
+  cmd.add_option("--opt", a.opts, "Backend optimisation switch NAME=VALUE (repeatable)");
+  SamplerSettings& s = a.sampler;
+  cmd.add_option("--temp", s.temperature, "Temperature; 0 = greedy (the backend's argmax)")->capture_default_str();
+  cmd.add_option("--top-k", s.top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str();
+  cmd.add_option("--top-p", s.top_p, "Nucleus cut (1 = off)")->capture_default_str();
+  cmd.add_option("--min-p", s.min_p, "Drop tokens below min-p x the top probability (0 = off)")->capture_default_str();
+  cmd.add_option("--repeat-penalty", s.repeat_penalty, "Repetition penalty (1 = off)")->capture_default_str();
+  cmd.add_option("--repeat-last-n", s.repeat_last_n, "Recent tokens the penalty looks at (-1 = all)")
+      ->capture_default_str();
+  cmd.add_option("--seed", s.seed, "Sampling seed")->capture_default_str();
+}
+
+OpenedSession open_session(const DecodeArgs& a) {
+  const LabConfig config = LabConfig::from_options(a.backend, a.threads, a.opts);
+  OpenedSession o;
+  o.model = open_model_for_decode(a.model, a.tokenizer);
+  SessionOptions so;
+  so.backend = config.backend;
+  so.threads = config.threads;
+  so.max_context = a.max_context;
+  so.switches = config.switches;
+  o.session = Session::create(o.model, so);
+  return o;
+}
+
+}  // namespace p64::cli

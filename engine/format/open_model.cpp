@@ -1,0 +1,53 @@
+#include "engine/format/open_model.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "engine/common/error.h"
+#include "engine/format/convert.h"
+#include "engine/format/p64_reader.h"
+#include "engine/format/source_model.h"
+
+namespace p64 {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Removes the temporary file when it goes out of scope; the map outlives the name.
+struct TempFile {
+  std::string path;
+  ~TempFile() {
+    std::error_code ec;
+    if (!path.empty()) fs::remove(path, ec);
+  }
+};
+
+std::string make_temp_p64(const std::string& input) {
+  std::string stem = fs::path(input).filename().string();
+  if (stem.empty()) stem = "model";
+  std::string tmpl = (fs::temp_directory_path() / ("p64-" + stem + "-XXXXXX.p64")).string();
+  const int fd = mkstemps(tmpl.data(), 4);
+  if (fd < 0) throw Error(input + ": cannot create a temporary .p64 in " + fs::temp_directory_path().string());
+  close(fd);
+  return tmpl;
+}
+
+}  // namespace
+
+std::shared_ptr<const Model> open_model_for_decode(const std::string& path, const std::string& tokenizer_path,
+                                                   const ProgressFn& progress) {
+  const std::string kind = detect_model_format(path);
+  if (kind == "p64") return open_p64(path, progress);
+  if (kind.empty())
+    throw Error(path + ": not a model this program reads (expected .p64, GGUF, a llama2.c checkpoint or a Hugging Face folder)");
+  TempFile tmp{make_temp_p64(path)};
+  ConvertOptions o;
+  o.tokenizer_path = tokenizer_path;
+  convert_to_p64(path, tmp.path, o, progress);
+  return open_p64(tmp.path);
+}
+
+}  // namespace p64

@@ -1,0 +1,18 @@
+#pragma once
+#include <memory>
+#include <string>
+
+#include "engine/common/progress.h"
+#include "engine/model/model.h"
+
+namespace p64 {
+
+// Opens a model file for decode whatever its format. A .p64 is opened in place (open_p64:
+// every CRC checked). A GGUF, a llama2.c checkpoint (needs `tokenizer_path`, its llama2.c
+// tokenizer file) or a Hugging Face folder is converted first into a temporary .p64 in the
+// system's temp folder, which is mapped and then unlinked: decode never touches GGUF, and
+// nothing is left behind. Throws FormatError/Error naming the file.
+std::shared_ptr<const Model> open_model_for_decode(const std::string& path, const std::string& tokenizer_path = "",
+                                                   const ProgressFn& progress = {});
+
+}  // namespace p64
