@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/command_registry.h"
+#include "app/cli/help_formatter.h"
 #include "app/common/register_backends.h"
 #include "engine/common/error.h"
 #include "engine/common/progress.h"
@@ -41,7 +42,10 @@ int main(int argc, char** argv) {
   CLI::App app{"p64 — the P64 Lab command line: convert and inspect models, decode, measure, compare.", "p64"};
   app.set_version_flag("--version", version_text());
   app.require_subcommand(1);
+  // Set before the subcommands exist: they copy both from the root.
+  app.formatter(std::make_shared<p64::cli::HelpFormatter>());
   app.get_formatter()->column_width(34);
+  app.option_defaults()->always_capture_default();
   auto& cmds = p64::cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
   for (const auto& c : cmds) c.add(app);
