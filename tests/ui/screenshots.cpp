@@ -1,2 +1,99 @@
-// Writes docs/images/<panel>.png: every panel of the window rendered offscreen (QWidget::grab).
-int main() { return 0; }
+// p64lab_screenshots: renders every panel of the workbench window offscreen (QWidget::grab) into
+// <out dir>/<panel id>.png, for docs/images and the README.
+// Usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]...
+// With --db the panels show that store's runs; with --model the model is opened first.
+#include <QApplication>
+#include <QDir>
+#include <QPixmap>
+#include <QStringList>
+#include <QTemporaryDir>
+
+#include <cstdio>
+
+#include "ui/app/application.h"
+#include "ui/app/main_window.h"
+#include "ui/app/workbench.h"
+#include "ui/panels/panel.h"
+#include "ui/ui_test_support.h"
+
+namespace {
+
+struct Args {
+  QString out_dir;
+  QString db;
+  QString model;
+  QStringList panels;  // empty: all
+};
+
+bool parse(const QStringList& argv, Args* a) {
+  for (int i = 1; i < argv.size(); ++i) {
+    const QString& s = argv[i];
+    const bool has_value = i + 1 < argv.size();
+    if (s == "--db" && has_value)
+      a->db = argv[++i];
+    else if (s == "--model" && has_value)
+      a->model = argv[++i];
+    else if (s == "--panel" && has_value)
+      a->panels << argv[++i];
+    else if (!s.startsWith("--") && a->out_dir.isEmpty())
+      a->out_dir = s;
+    else
+      return false;
+  }
+  return !a->out_dir.isEmpty();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  Args args;
+  if (!parse(app.arguments(), &args)) {
+    std::fprintf(stderr, "usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]...\n");
+    return 2;
+  }
+  p64::ui::init_application_metadata();
+  p64::ui::init_resources();
+  // The user's geometry, theme and recent files must not leak into the pictures.
+  QTemporaryDir settings_dir;
+  p64::ui::test::isolate_settings(settings_dir);
+  p64::ui::init_theme_from_settings();
+
+  p64::ui::Workbench workbench;
+  if (!args.db.isEmpty()) workbench.set_store_path(args.db);
+  p64::ui::MainWindow window(workbench);
+  window.resize(1280, 800);
+  window.show();
+  if (!args.model.isEmpty()) {
+    window.open_model(args.model);
+    if (!p64::ui::test::wait_until([&] { return workbench.model() != nullptr; }, 120000)) {
+      std::fprintf(stderr, "p64lab_screenshots: %s: the model did not open\n", qPrintable(args.model));
+      return 1;
+    }
+  }
+
+  if (!QDir().mkpath(args.out_dir)) {
+    std::fprintf(stderr, "p64lab_screenshots: cannot create %s\n", qPrintable(args.out_dir));
+    return 1;
+  }
+  int written = 0;
+  for (p64::ui::Panel* panel : window.panels()) {
+    if (!args.panels.isEmpty() && !args.panels.contains(panel->id())) continue;
+    window.show_panel(panel->id());
+    // Panels load their store views on the job pool when shown; give them time to land.
+    p64::ui::test::wait_until([] { return false; }, 1500);
+    const QString out = QDir(args.out_dir).filePath(panel->id() + ".png");
+    if (!window.grab().save(out, "PNG")) {
+      std::fprintf(stderr, "p64lab_screenshots: cannot write %s\n", qPrintable(out));
+      return 1;
+    }
+    std::printf("%s\n", qPrintable(out));
+    ++written;
+  }
+  if (written == 0) {
+    std::fprintf(stderr, "p64lab_screenshots: no panel matched\n");
+    return 1;
+  }
+  return 0;
+}
