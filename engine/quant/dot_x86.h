@@ -66,84 +66,126 @@ struct Tile {
   float xs(int t, int64_t grp) const { return x.xs16[(t0 + t) * (x.n / 16) + grp]; }
 };
 
+// Every int8 kernel keeps two accumulators per token (even and odd blocks, or the low and
+// high nibbles) so consecutive FMAs do not wait on each other's latency.
+
 template <int NT>
 void q8_0_tile(const RowFields& F, const Tile& T, float* res) {
-  __m256 acc[NT];
-  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps();
+  __m256 acc[2][NT];
+  for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_ps();
   const int64_t nb = T.x.n / 32;
-  for (int64_t b = 0; b < nb; ++b) {
+  auto block = [&](int64_t b, __m256* a) {
     const __m256i w = load32(F.at(0, b));
     const __m256i aw = _mm256_sign_epi8(w, w);  // |w|; the sign moves onto the activation
     const float dw = f16(F.at(1, b));
     for (int t = 0; t < NT; ++t) {
       const __m256i sx = _mm256_sign_epi8(load32(T.q(t, 32 * b)), w);
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * T.d(t, b)), _mm256_cvtepi32_ps(dot_u8s8(aw, sx)), acc[t]);
+      a[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * T.d(t, b)), _mm256_cvtepi32_ps(dot_u8s8(aw, sx)), a[t]);
     }
-  }
-  for (int t = 0; t < NT; ++t) res[t] = hsum(acc[t]);
+  };
+  int64_t b = 0;
+  for (; b + 1 < nb; b += 2) block(b, acc[0]), block(b + 1, acc[1]);
+  if (b < nb) block(b, acc[0]);
+  for (int t = 0; t < NT; ++t) res[t] = hsum(_mm256_add_ps(acc[0][t], acc[1][t]));
 }
 
-// Q4_0 and Q5_0: unsigned quants with a fixed offset (8 or 16) taken off through the
-// activation block sums.
+// Q4_0 and Q5_0: the fixed offset (8 or 16) is taken off the quants in int8, so the block is a
+// signed dot like Q8_0's and needs no activation sums.
 template <int NT, bool Q5>
 void q4_5_0_tile(const RowFields& F, const Tile& T, float* res) {
-  __m256 acc[NT];
-  float offs[NT];
-  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps(), offs[t] = 0;
+  __m256 acc[2][NT];
+  for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = _mm256_setzero_ps();
   const int64_t nb = T.x.n / 32;
-  for (int64_t b = 0; b < nb; ++b) {
+  const __m256i offset = _mm256_set1_epi8(Q5 ? 16 : 8);
+  auto block = [&](int64_t b, __m256* a) {
     __m256i w = unpack_nibbles_16(F.at(0, b));
-    if constexpr (Q5) w = _mm256_or_si256(w, fifth_bits(F.at(1, b)));
+    if constexpr (Q5) {
+#if P64_DOT_VNNI
+      // AVX-512BW: the fifth bits are a byte mask; subtract 16 only where the bit is clear.
+      uint32_t qh;
+      std::memcpy(&qh, F.at(1, b), 4);
+      w = _mm256_mask_sub_epi8(w, _cvtu32_mask32(~qh), w, offset);
+#else
+      w = _mm256_sub_epi8(_mm256_or_si256(w, fifth_bits(F.at(1, b))), offset);
+#endif
+    } else {
+      w = _mm256_sub_epi8(w, offset);
+    }
+    const __m256i aw = _mm256_sign_epi8(w, w);
     const float dw = f16(F.at(Q5 ? 2 : 1, b));
     for (int t = 0; t < NT; ++t) {
-      acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * T.d(t, b)), _mm256_cvtepi32_ps(dot_u8s8(w, load32(T.q(t, 32 * b)))),
-                               acc[t]);
-      offs[t] += dw * (T.xs(t, 2 * b) + T.xs(t, 2 * b + 1));
+      const __m256i sx = _mm256_sign_epi8(load32(T.q(t, 32 * b)), w);
+      a[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * T.d(t, b)), _mm256_cvtepi32_ps(dot_u8s8(aw, sx)), a[t]);
     }
-  }
-  for (int t = 0; t < NT; ++t) res[t] = hsum(acc[t]) - (Q5 ? 16.0f : 8.0f) * offs[t];
+  };
+  int64_t b = 0;
+  for (; b + 1 < nb; b += 2) block(b, acc[0]), block(b + 1, acc[1]);
+  if (b < nb) block(b, acc[0]);
+  for (int t = 0; t < NT; ++t) res[t] = hsum(_mm256_add_ps(acc[0][t], acc[1][t]));
+}
+
+// The 8 six-bit scales (bytes 0..7 of the result) and 8 mins (bytes 8..15) of a Q4_K/Q5_K
+// super-block, unpacked in four 32-bit words instead of byte by byte.
+inline void unpack_k4_scales(const uint8_t* sc, uint8_t out[16]) {
+  constexpr uint32_t kLow6 = 0x3f3f3f3f, kLow4 = 0x0f0f0f0f, kLow2 = 0x03030303;
+  uint32_t u[4];
+  std::memcpy(u, sc, 12);
+  u[3] = ((u[2] >> 4) & kLow4) | (((u[1] >> 6) & kLow2) << 4);
+  const uint32_t mins_lo = u[1] & kLow6;
+  u[1] = (u[2] & kLow4) | (((u[0] >> 6) & kLow2) << 4);
+  u[2] = mins_lo;
+  u[0] &= kLow6;
+  std::memcpy(out, u, 16);
+}
+
+// The sums of adjacent pairs of 16 floats: 8 floats, one per 32-block.
+inline __m256 pair_sums(const float* p) {
+  const __m256 h = _mm256_hadd_ps(_mm256_loadu_ps(p), _mm256_loadu_ps(p + 8));
+  return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(h), 0xD8));
 }
 
 template <int NT>
 void q4_k_tile(const RowFields& F, const Tile& T, float* res) {
-  __m256 acc[NT];
-  float mins[NT];
-  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps(), mins[t] = 0;
+  __m256 acc[2][NT], mins[NT];
+  for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = mins[t] = _mm256_setzero_ps();
   const int64_t nsb = T.x.n / 256;
   const __m256i low4 = _mm256_set1_epi8(0x0F);
   for (int64_t sb = 0; sb < nsb; ++sb) {
     const uint8_t* qs = F.at(0, sb);
-    const uint8_t* sc = F.at(1, sb);
-    const float d = f16(F.at(2, sb)), dmin = f16(F.at(3, sb));
-    uint8_t scale[8], mn[8];
-    for (int j = 0; j < 8; ++j) blocks::unpack_scale_min_k4(j, sc, scale[j], mn[j]);
+    alignas(16) uint8_t sm[16];
+    unpack_k4_scales(F.at(1, sb), sm);
+    const __m256 d = _mm256_set1_ps(f16(F.at(2, sb))), dmin = _mm256_set1_ps(f16(F.at(3, sb)));
+    const __m128i sm_bytes = _mm_load_si128(reinterpret_cast<const __m128i*>(sm));
+    const __m256 scale = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(sm_bytes)));
+    const __m256 mn = _mm256_mul_ps(dmin, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(sm_bytes, 8))));
+    const int64_t b0 = sb * 8;  // first 32-block of the super-block in the row
+    __m256 s[NT];               // per token: super-block scale x activation scale, per 32-block
+    for (int t = 0; t < NT; ++t) {
+      s[t] = _mm256_mul_ps(scale, _mm256_loadu_ps(&T.x.d8[(T.t0 + t) * (T.x.n / 32) + b0]));
+      mins[t] = _mm256_fmadd_ps(mn, pair_sums(&T.x.xs16[(T.t0 + t) * (T.x.n / 16) + 2 * b0]), mins[t]);
+    }
+    alignas(32) float sv[NT][8];
+    for (int t = 0; t < NT; ++t) _mm256_store_ps(sv[t], s[t]);
     for (int c = 0; c < 4; ++c) {
       const __m256i q = load32(qs + 32 * c);
       const __m256i lo = _mm256_and_si256(q, low4);
       const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), low4);
-      const int64_t b = sb * 8 + 2 * c;  // 32-block of the low nibbles; b + 1 for the high ones
-      const float s_lo = d * scale[2 * c], s_hi = d * scale[2 * c + 1];
+      const int64_t b = b0 + 2 * c;  // 32-block of the low nibbles; b + 1 for the high ones
       for (int t = 0; t < NT; ++t) {
         const __m256i p_lo = dot_u8s8(lo, load32(T.q(t, 32 * b)));
         const __m256i p_hi = dot_u8s8(hi, load32(T.q(t, 32 * b + 32)));
-        acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(s_lo * T.d(t, b)), _mm256_cvtepi32_ps(p_lo), acc[t]);
-        acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(s_hi * T.d(t, b + 1)), _mm256_cvtepi32_ps(p_hi), acc[t]);
+        acc[0][t] = _mm256_fmadd_ps(_mm256_set1_ps(sv[t][2 * c]), _mm256_cvtepi32_ps(p_lo), acc[0][t]);
+        acc[1][t] = _mm256_fmadd_ps(_mm256_set1_ps(sv[t][2 * c + 1]), _mm256_cvtepi32_ps(p_hi), acc[1][t]);
       }
     }
-    for (int t = 0; t < NT; ++t) {
-      float m = 0;
-      for (int j = 0; j < 8; ++j) m += mn[j] * (T.xs(t, 2 * (sb * 8 + j)) + T.xs(t, 2 * (sb * 8 + j) + 1));
-      mins[t] += dmin * m;
-    }
   }
-  for (int t = 0; t < NT; ++t) res[t] = hsum(acc[t]) - mins[t];
+  for (int t = 0; t < NT; ++t) res[t] = hsum(_mm256_add_ps(acc[0][t], acc[1][t])) - hsum(mins[t]);
 }
 
 template <int NT>
 void q6_k_tile(const RowFields& F, const Tile& T, float* res) {
-  __m256 acc[NT];
-  float offs[NT];
-  for (int t = 0; t < NT; ++t) acc[t] = _mm256_setzero_ps(), offs[t] = 0;
+  __m256 acc[2][NT], offs[NT];
+  for (int t = 0; t < NT; ++t) acc[0][t] = acc[1][t] = offs[t] = _mm256_setzero_ps();
   const int64_t nsb = T.x.n / 256;
   const __m256i low4 = _mm256_set1_epi8(0x0F), bits45 = _mm256_set1_epi8(0x30);
   for (int64_t sb = 0; sb < nsb; ++sb) {
@@ -151,6 +193,17 @@ void q6_k_tile(const RowFields& F, const Tile& T, float* res) {
     const uint8_t* qh = F.at(1, sb);
     const int8_t* sc = reinterpret_cast<const int8_t*>(F.at(2, sb));
     const float d = f16(F.at(3, sb));
+    // The -32 offset of the quants, through the activation sums of each 16-group: vectorised
+    // over the super-block's 16 scales.
+    const __m128i sc_bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(sc));
+    const __m256 vd = _mm256_set1_ps(d);
+    const __m256 sc_lo = _mm256_mul_ps(vd, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sc_bytes)));
+    const __m256 sc_hi = _mm256_mul_ps(vd, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(sc_bytes, 8))));
+    for (int t = 0; t < NT; ++t) {
+      const float* xs = &T.x.xs16[(T.t0 + t) * (T.x.n / 16) + sb * 16];
+      offs[t] = _mm256_fmadd_ps(sc_lo, _mm256_loadu_ps(xs), offs[t]);
+      offs[t] = _mm256_fmadd_ps(sc_hi, _mm256_loadu_ps(xs + 8), offs[t]);
+    }
     for (int h = 0; h < 2; ++h) {
       const __m256i l0 = load32(ql + 64 * h), l1 = load32(ql + 64 * h + 32), hv = load32(qh + 32 * h);
       // Quants 0..63 of the four 32-element runs of this half: ql nibble | two qh bits << 4.
@@ -167,13 +220,12 @@ void q6_k_tile(const RowFields& F, const Tile& T, float* res) {
         for (int t = 0; t < NT; ++t) {
           const float dx = T.d(t, b);
           const __m256 scale = _mm256_set_m128(_mm_set1_ps(s1 * dx), _mm_set1_ps(s0 * dx));
-          acc[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(dot_u8s8(q[k], load32(T.q(t, 32 * b)))), acc[t]);
-          offs[t] += s0 * T.xs(t, 2 * b) + s1 * T.xs(t, 2 * b + 1);
+          acc[k & 1][t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(dot_u8s8(q[k], load32(T.q(t, 32 * b)))), acc[k & 1][t]);
         }
       }
     }
   }
-  for (int t = 0; t < NT; ++t) res[t] = hsum(acc[t]) - 32.0f * offs[t];
+  for (int t = 0; t < NT; ++t) res[t] = hsum(_mm256_add_ps(acc[0][t], acc[1][t])) - 32.0f * hsum(offs[t]);
 }
 
 // Float activations against float weights (F32 / F16 / BF16 rows, or a dequantized row).
