@@ -1,0 +1,124 @@
+// p64 compare: a candidate backend against a reference backend on the same model — the check
+// every GPU backend must pass before its speed means anything. Two parts:
+//  1. teacher forcing: the reference's own greedy continuation is fed to both, position by
+//     position, and the logit rows are compared (quality gate);
+//  2. greedy identity: both generate greedily from BOS and the token streams must match.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "app/cli/command_registry.h"
+#include "engine/common/error.h"
+#include "engine/lab/lab_run.h"
+#include "engine/lab/quality_gate.h"
+#include "engine/model/model.h"
+#include "engine/quant/dtype.h"
+#include "engine/runtime/backend_registry.h"
+
+namespace p64::cli {
+namespace {
+
+struct Args {
+  std::string model;
+  std::string backend = "auto";
+  std::string reference = "cpu";
+  int tokens = 128;
+  int greedy = 200;
+  uint32_t threads = 0;
+  std::vector<std::string> opts;
+  std::vector<std::string> reference_opts;
+  bool json = false;
+};
+
+// BOS (when the vocabulary has one) followed by `n` greedy tokens of `b`.
+std::vector<int32_t> greedy_tokens(Backend& b, const Model& m, int n) {
+  std::vector<int32_t> t;
+  t.push_back(std::max(0, m.vocab().bos_id));
+  for (int i = 0; i < n; ++i) t.push_back(b.decode_argmax(t.back(), int32_t(i)));
+  return t;
+}
+
+bool float_weights(const Model& m) {
+  const DType t = m.layers().front().wq->dtype;
+  return t == DType::F32 || t == DType::F16 || t == DType::BF16;
+}
+
+void run(const Args& a) {
+  auto model = open_lab_model(a.model);
+  const uint32_t ctx = uint32_t(std::max(a.tokens, a.greedy) + 2);
+  LabConfig ref_cfg = LabConfig::from_options(a.reference, a.threads, a.reference_opts);
+  LabConfig cand_cfg = LabConfig::from_options(a.backend, a.threads, a.opts);
+  // No passports: a correctness check needs no bandwidth measurement.
+  auto load = [&](const LabConfig& cfg) {
+    LoadedBackend lb;
+    lb.name = resolve_backend_name(cfg.backend);
+    lb.backend = create_backend(lb.name);
+    lb.backend->load(model, cfg.backend_options(ctx));
+    return lb;
+  };
+  LoadedBackend ref = load(ref_cfg);
+  LoadedBackend cand = load(cand_cfg);
+
+  // Teacher forcing on the reference's greedy stream (a realistic, in-distribution sequence).
+  const std::vector<int32_t> forced = greedy_tokens(*ref.backend, *model, a.tokens - 1);
+  const QualityThresholds th = float_weights(*model) ? QualityThresholds::float_weights() : QualityThresholds{};
+  const QualityReport q = teacher_forced_compare(*ref.backend, *cand.backend, forced, th);
+
+  // Greedy streams; --greedy 0 skips this part (random-weight models sit on near-ties).
+  const std::vector<int32_t> g_ref = a.greedy > 0 ? greedy_tokens(*ref.backend, *model, a.greedy) : std::vector<int32_t>{};
+  const std::vector<int32_t> g_cand = a.greedy > 0 ? greedy_tokens(*cand.backend, *model, a.greedy) : std::vector<int32_t>{};
+  int first_diff = -1;
+  for (size_t i = 0; i < g_ref.size() && first_diff < 0; ++i)
+    if (g_ref[i] != g_cand[i]) first_diff = int(i);
+
+  const bool pass = q.pass && first_diff < 0;
+  if (a.json) {
+    nlohmann::json j{{"model", a.model},          {"reference", ref_cfg.to_string()},
+                     {"candidate", cand.name},    {"config", cand_cfg.to_string()},
+                     {"positions", q.positions},  {"top1_agreement", q.top1_agreement},
+                     {"rms_rel_error", q.rms_rel_error}, {"max_rel_error", q.max_rel_error},
+                     {"mean_kl", q.mean_kl},      {"max_kl", q.max_kl},
+                     {"quality_pass", q.pass},    {"failure", q.failure},
+                     {"greedy_tokens", a.greedy}, {"greedy_first_difference", first_diff},
+                     {"pass", pass}};
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::printf("compare %s: %s (%s) against %s (%s)\n", a.model.c_str(), cand.name.c_str(),
+                cand_cfg.to_string().c_str(), ref.name.c_str(), ref_cfg.to_string().c_str());
+    std::printf("  teacher-forced, %d positions: %s\n", q.positions, q.summary().c_str());
+    if (a.greedy == 0)
+      std::printf("  greedy: not checked (--greedy 0)\n");
+    else if (first_diff < 0)
+      std::printf("  greedy, %d tokens: identical\n", a.greedy);
+    else
+      std::printf("  greedy, %d tokens: first difference at position %d (reference %d, candidate %d)\n", a.greedy,
+                  first_diff, g_ref[size_t(first_diff)], g_cand[size_t(first_diff)]);
+    std::printf("  %s\n", pass ? "PASS" : "FAIL");
+  }
+  set_exit_code(pass ? 0 : 1);
+}
+
+const CommandRegistration reg(44, [](CLI::App& root) {
+  auto args = std::make_shared<Args>();
+  CLI::App* c = root.add_subcommand(
+      "compare", "Check a backend against a reference backend: teacher-forced logits and greedy tokens (exit 1 on fail)");
+  c->add_option("model", args->model, "Model file (.p64)")->required()->check(CLI::ExistingFile);
+  c->add_option("--backend", args->backend, "Candidate backend: auto, cpu, cuda, vulkan")->capture_default_str();
+  c->add_option("--reference", args->reference, "Reference backend")->capture_default_str();
+  c->add_option("--tokens", args->tokens, "Teacher-forced positions")->capture_default_str()->check(CLI::Range(2, 1 << 16));
+  c->add_option("--greedy", args->greedy, "Greedy tokens that must be identical (0 = skip)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1 << 16));
+  c->add_option("--threads", args->threads, "CPU threads (0 = all)")->capture_default_str();
+  c->add_option("--opt", args->opts, "Candidate's optimisation switch NAME=VALUE (repeatable)");
+  c->add_option("--reference-opt", args->reference_opts,
+                "Reference's switch NAME=VALUE, e.g. int8_activations=0 for the CPU's exact float path");
+  c->add_flag("--json", args->json, "Print the result as JSON")->capture_default_str();
+  c->callback([args] { run(*args); });
+});
+
+}  // namespace
+}  // namespace p64::cli

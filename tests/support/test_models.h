@@ -1,0 +1,28 @@
+#pragma once
+// Small models for backend tests: random tiny models built in memory with any mix of weight
+// types (and their dequantized twins), and the real stories260K from ../shared/models.
+#include <cstdint>
+#include <memory>
+
+#include "engine/model/model.h"
+
+namespace p64::test {
+
+// Per-role weight types of a tiny model (F32 norms always).
+struct TinyTypes {
+  DType embd = DType::Q8_0, q = DType::Q4_K, k = DType::Q5_0, v = DType::Q6_K, o = DType::Q8_0,
+        gate_up = DType::Q4_K, down = DType::Q6_K, output = DType::Q6_K;
+};
+// A random 2-layer model (n_embd 256, n_ff 512, 4 heads / 2 KV heads of 64, vocab 384),
+// weights quantized by the reference quantizers; SoA dtypes are packed with soa_pack.
+// `dequantized_twin`: the same quantized values stored back as F32 (dequantize_row), so a
+// float reference sees exactly the weights the quantized kernels read.
+std::shared_ptr<const Model> make_tiny_model(const TinyTypes& types, uint64_t seed, bool tied = false,
+                                             bool dequantized_twin = false);
+TinyTypes all_types(DType t);
+TinyTypes soa_mix();  // the mixed model with Q4_K/Q6_K/Q8_0 in their SoA forms
+
+// stories260K.bin + tok512.bin from ../shared/models; nullptr when the files are absent.
+std::shared_ptr<const Model> load_stories260k();
+
+}  // namespace p64::test
