@@ -11,9 +11,10 @@
 
 namespace p64 {
 namespace {
-// About 50-100 us of spinning before a worker sleeps: longer than the gap between the
-// regions of one step, short enough not to burn a shared core between steps.
-constexpr int kSpins = 20000;
+// Spins before a worker sleeps (or the caller yields): longer than the gap between the
+// regions of one step, short enough not to burn a core that other work is waiting for
+// (one pause is 10-140 cycles depending on the CPU).
+constexpr int kSpins = 4000;
 }  // namespace
 
 ThreadPool::ThreadPool(unsigned threads) {

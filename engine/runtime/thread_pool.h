@@ -1,4 +1,5 @@
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <mutex>
@@ -35,14 +36,22 @@ class ThreadPool {
     dispatch(thunk, &fn);
   }
 
-  // Splits [0, n) into size() contiguous ranges (multiples of `grain` except the last) and
-  // calls fn(begin, end) for each non-empty one.
+  // Calls fn(begin, end) over chunks that cover [0, n) once (multiples of `grain` except the
+  // last). Chunks are claimed as threads get to them, about four per thread: on a machine
+  // shared with other work, a thread the OS has paused holds back one small chunk, not a
+  // fixed share of the rows.
   template <class F>
   void parallel_for(int64_t n, int64_t grain, F&& fn) {
-    run([&](unsigned i, unsigned nt) {
-      const int64_t units = (n + grain - 1) / grain;
-      const int64_t b = units * i / nt * grain, e = std::min<int64_t>(n, units * (i + 1) / nt * grain);
-      if (b < e) fn(b, e);
+    const int64_t units = (n + grain - 1) / grain;
+    if (n_threads_ == 1 || units <= 1) {
+      if (n > 0) fn(int64_t{0}, n);
+      return;
+    }
+    const int64_t chunk = std::max<int64_t>(1, units / (4 * static_cast<int64_t>(n_threads_)));
+    std::atomic<int64_t> next{0};
+    run([&](unsigned, unsigned) {
+      for (int64_t u; (u = next.fetch_add(chunk, std::memory_order_relaxed)) < units;)
+        fn(u * grain, std::min<int64_t>(n, (u + chunk) * grain));
     });
   }
 
