@@ -1,37 +1,46 @@
 #include "backends/vulkan/vk_api.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
 
 #include "engine/common/error.h"
+#include "engine/common/platform.h"
 
 namespace p64::vk {
 namespace {
 
 Api g_api;
-void* g_lib = nullptr;
+// Never closed: drivers keep threads and atexit hooks inside the loader's image until exit.
+platform::DynamicLibrary* g_lib = nullptr;
 std::string g_why;
+
+#ifdef _WIN32
+constexpr const char* kLoaderName = "vulkan-1.dll";
+#else
+constexpr const char* kLoaderName = "libvulkan.so.1";
+#endif
 
 }  // namespace
 
 const Api* load_loader(std::string* why) {
   static std::once_flag once;
   std::call_once(once, [] {
-    for (const char* name : {"libvulkan.so.1", "libvulkan.so"}) {
-      g_lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-      if (g_lib) break;
-    }
-    if (!g_lib) {
-      const char* e = dlerror();
-      g_why = std::string("no Vulkan loader (libvulkan.so.1 could not be opened: ") + (e ? e : "?") +
+    auto* lib = new platform::DynamicLibrary();
+#ifdef _WIN32
+    const bool opened = lib->open({"vulkan-1.dll"});
+#else
+    const bool opened = lib->open({"libvulkan.so.1", "libvulkan.so"});
+#endif
+    if (!opened) {
+      g_why = std::string("no Vulkan loader (") + kLoaderName + " could not be opened: " + lib->error() +
               "); install libvulkan1 and a Vulkan driver";
+      delete lib;
       return;
     }
+    g_lib = lib;
     g_api.vkGetInstanceProcAddr =
-        reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(g_lib, "vkGetInstanceProcAddr"));
+        reinterpret_cast<PFN_vkGetInstanceProcAddr>(g_lib->symbol("vkGetInstanceProcAddr"));
     if (!g_api.vkGetInstanceProcAddr) {
-      g_why = "libvulkan.so.1 has no vkGetInstanceProcAddr";
+      g_why = std::string(kLoaderName) + " has no vkGetInstanceProcAddr";
       g_lib = nullptr;
       return;
     }

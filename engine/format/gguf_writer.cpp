@@ -1,10 +1,5 @@
 #include "engine/format/gguf_writer.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
@@ -17,6 +12,7 @@
 #include <thread>
 
 #include "engine/common/error.h"
+#include "engine/common/platform.h"
 
 namespace p64 {
 namespace {
@@ -38,9 +34,10 @@ uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 std::string errno_text(int e) { return std::strerror(e); }
 
 std::string free_space_text(const std::string& dir) {
-  struct statvfs s {};
-  if (statvfs(dir.c_str(), &s) != 0) return "";
-  return " (" + std::to_string(static_cast<uint64_t>(s.f_bavail) * s.f_frsize) + " bytes free there)";
+  std::error_code ec;
+  const std::filesystem::space_info s = std::filesystem::space(dir, ec);
+  if (ec) return "";
+  return " (" + std::to_string(static_cast<uint64_t>(s.available)) + " bytes free there)";
 }
 
 // The temporary output: removed on destruction unless committed.
@@ -49,37 +46,33 @@ class TempOutput {
   explicit TempOutput(const std::string& target) : target_(target) {
     std::filesystem::path t(target);
     dir_ = t.has_parent_path() ? t.parent_path().string() : std::string(".");
-    std::string templ = (std::filesystem::path(dir_) / ("." + t.filename().string() + ".partial-XXXXXX")).string();
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    fd_ = mkstemp(buf.data());
+    tmp_ = (std::filesystem::path(dir_) / ("." + t.filename().string() + ".partial-XXXXXX")).string();
+    fd_ = platform::create_unique_file(tmp_, 0, /*shared_read=*/true);
     if (fd_ < 0) throw Error(target + ": cannot create a temporary file in " + dir_ + ": " + errno_text(errno));
-    tmp_ = buf.data();
-    fchmod(fd_, 0644);
   }
   ~TempOutput() {
-    if (fd_ >= 0) close(fd_);
-    if (!committed_) unlink(tmp_.c_str());
+    if (fd_ >= 0) platform::close_file(fd_);
+    if (!committed_) std::remove(tmp_.c_str());
   }
   int fd() const { return fd_; }
   const std::string& dir() const { return dir_; }
 
   void reserve(uint64_t size) {
     // Claiming every block now turns a full disk into one clear error before any work is done.
-    const int rc = posix_fallocate(fd_, 0, static_cast<off_t>(size));
-    if (rc == ENOSPC || rc == EDQUOT)
+    const int rc = platform::reserve_file(fd_, size);
+    if (platform::is_disk_full_error(rc))
       throw Error(target_ + ": not enough disk space for " + std::to_string(size) + " bytes" + free_space_text(dir_));
-    if (rc != 0 && ftruncate(fd_, static_cast<off_t>(size)) != 0)  // file systems without fallocate
-      throw Error(target_ + ": cannot size the output to " + std::to_string(size) + " bytes: " + errno_text(errno));
+    if (rc != 0)
+      throw Error(target_ + ": cannot size the output to " + std::to_string(size) + " bytes: " + errno_text(rc));
   }
 
   void write_at(const uint8_t* p, uint64_t n, uint64_t offset, const std::string& what) const {
     while (n > 0) {
-      const ssize_t w = pwrite(fd_, p, n, static_cast<off_t>(offset));
+      const int64_t w = platform::write_at(fd_, p, n, offset);
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) {
         const int e = w < 0 ? errno : ENOSPC;
-        if (e == ENOSPC || e == EDQUOT)
+        if (platform::is_disk_full_error(e))
           throw Error(target_ + ": disk full while writing " + what + free_space_text(dir_));
         throw Error(target_ + ": write failed at offset " + std::to_string(offset) + " (" + what + "): " + errno_text(e));
       }
@@ -90,14 +83,15 @@ class TempOutput {
   }
 
   void commit(bool sync) {
-    if (sync && fsync(fd_) != 0) throw Error(target_ + ": fsync failed: " + errno_text(errno));
-    if (close(fd_) != 0) {
+    if (sync && !platform::sync_to_disk(fd_)) throw Error(target_ + ": fsync failed: " + errno_text(errno));
+    if (platform::close_file(fd_) != 0) {
       fd_ = -1;
       throw Error(target_ + ": close failed: " + errno_text(errno));
     }
     fd_ = -1;
-    if (rename(tmp_.c_str(), target_.c_str()) != 0)
-      throw Error(target_ + ": cannot rename the finished file into place: " + errno_text(errno));
+    std::error_code ec;  // std::filesystem::rename replaces an existing target on Windows too
+    std::filesystem::rename(tmp_, target_, ec);
+    if (ec) throw Error(target_ + ": cannot rename the finished file into place: " + ec.message());
     committed_ = true;
   }
 

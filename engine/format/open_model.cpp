@@ -1,12 +1,11 @@
 #include "engine/format/open_model.h"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
 #include "engine/common/error.h"
+#include "engine/common/platform.h"
 #include "engine/format/convert.h"
 #include "engine/format/p64_reader.h"
 #include "engine/format/source_model.h"
@@ -29,9 +28,9 @@ std::string make_temp_p64(const std::string& input) {
   std::string stem = fs::path(input).filename().string();
   if (stem.empty()) stem = "model";
   std::string tmpl = (fs::temp_directory_path() / ("p64-" + stem + "-XXXXXX.p64")).string();
-  const int fd = mkstemps(tmpl.data(), 4);
+  const int fd = platform::create_unique_file(tmpl, 4);
   if (fd < 0) throw Error(input + ": cannot create a temporary .p64 in " + fs::temp_directory_path().string());
-  close(fd);
+  platform::close_file(fd);
   return tmpl;
 }
 

@@ -8,9 +8,8 @@
 #include <set>
 #include <tuple>
 
-#include <unistd.h>
-
 #include "engine/common/error.h"
+#include "engine/common/platform.h"
 #include "engine/format/crc32c.h"
 #include "engine/format/p64_certify.h"
 #include "engine/format/p64_manifold.h"
@@ -49,7 +48,7 @@ class TempOutput {
  public:
   explicit TempOutput(const std::string& final_path) : final_(final_path) {
     std::filesystem::path p(final_path);
-    tmp_ = (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(getpid()))).string();
+    tmp_ = (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(platform::process_id()))).string();
     f_ = std::fopen(tmp_.c_str(), "wb");
     if (!f_) throw Error(final_path + ": cannot create " + tmp_ + ": " + std::strerror(errno));
   }
@@ -58,10 +57,10 @@ class TempOutput {
     if (!committed_) std::remove(tmp_.c_str());
   }
   void write_at(uint64_t offset, const void* p, size_t n) {
-    if (fseeko(f_, static_cast<off_t>(offset), SEEK_SET) != 0 || std::fwrite(p, 1, n, f_) != n) io_fail();
+    if (platform::seek_to(f_, offset) != 0 || std::fwrite(p, 1, n, f_) != n) io_fail();
   }
   void commit() {
-    if (std::fflush(f_) != 0 || fsync(fileno(f_)) != 0) io_fail();
+    if (!platform::sync_to_disk(f_)) io_fail();
     if (std::fclose(f_) != 0) {
       f_ = nullptr;
       io_fail();

@@ -3,6 +3,7 @@
 #include <ctime>
 
 #include "engine/common/error.h"
+#include "engine/common/platform.h"
 
 namespace p64 {
 namespace {
@@ -36,8 +37,7 @@ OptStatus opt_status_from_string(std::string_view s) {
 
 std::string utc_now_iso() {
   const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
+  const std::tm tm = platform::utc_time(t);
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;

@@ -1,6 +1,7 @@
 #include "engine/runtime/cpu_ops.h"
 
 #include <cmath>
+#include <numbers>
 
 #include "engine/quant/quant.h"
 
@@ -32,7 +33,7 @@ std::vector<float> rope_inv_freq(const HParams& hp) {
     const double old_ctx = s.original_context;
     const double low_wavelen = old_ctx / s.low_freq_factor, high_wavelen = old_ctx / s.high_freq_factor;
     for (float& v : f) {
-      const double wavelen = 2.0 * M_PI / v;
+      const double wavelen = 2.0 * std::numbers::pi / v;
       if (wavelen < high_wavelen) continue;
       if (wavelen > low_wavelen) {
         v = static_cast<float>(v / s.factor);

@@ -2,12 +2,14 @@
 # Builds the .deb from a built tree (cpack), installs it into a fresh folder with dpkg -x and
 # checks that what a user gets works: p64 --version, synth -> convert -> verify -> decode-proxy
 # on the CPU backend, the man page, and (GUI builds) p64lab --version offscreen, the desktop
-# entry, the hicolor icons and the AppStream metainfo.
-# Usage: deb_install_test.sh <build dir> <project version> gui|nogui
+# entry, the hicolor icons and the AppStream metainfo. A build with CUDA must still start on
+# a machine without the driver and say why the CUDA backend cannot run.
+# Usage: deb_install_test.sh <build dir> <project version> gui|nogui "<backends built in>"
 set -euo pipefail
 BUILD=$(cd "$1" && pwd)
 VERSION=$2
 GUI=$3
+BACKENDS=$4
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/p64-deb-test.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -40,6 +42,9 @@ for f in usr/bin/p64 usr/share/man/man1/p64.1.gz usr/share/doc/p64lab/README.md;
   [ -e "$ROOT/$f" ] || fail "the package lacks /$f"
 done
 gzip -dc "$ROOT/usr/share/man/man1/p64.1.gz" | grep -q '^\.SS decode-proxy' || fail "man page has no decode-proxy section"
+# Vulkan shaders are embedded in the binary as SPIR-V arrays; no loose shader files.
+loose=$(find "$ROOT" -name '*.spv' -o -name '*.comp' | head -3)
+[ -z "$loose" ] || fail "loose shader files in the package: $loose"
 
 P64="$ROOT/usr/bin/p64"
 unset LD_LIBRARY_PATH
@@ -48,7 +53,21 @@ version_text=$("$P64" --version)
 echo "$version_text"
 grep -q "^p64 $VERSION (git [0-9a-f]\{7,\}" <<<"$version_text" || grep -q "^p64 $VERSION (git unknown" <<<"$version_text" ||
   fail "p64 --version does not print 'p64 $VERSION (git <rev>'"
-grep -q "^backends: cpu" <<<"$version_text" || fail "p64 --version does not list the backends"
+grep -qx "backends: $BACKENDS" <<<"$version_text" || fail "p64 --version does not list the backends built in ($BACKENDS)"
+
+if grep -qw cuda <<<"$BACKENDS"; then
+  step "p64 passport --backend cuda (the CUDA backend is used only where a driver and a device are)"
+  set +e
+  cuda_out=$("$P64" passport --backend cuda 2>&1)
+  cuda_rc=$?
+  set -e
+  echo "$cuda_out" | tail -3
+  # 0 on a GPU machine; elsewhere a clear refusal (exit 1), never a crash or a missing-library error.
+  if [ $cuda_rc -ne 0 ]; then
+    [ $cuda_rc -eq 1 ] || fail "p64 passport --backend cuda exited with $cuda_rc"
+    grep -q "cannot run here" <<<"$cuda_out" || fail "no reason given why CUDA cannot run: $cuda_out"
+  fi
+fi
 
 step "p64 synth -> convert -> verify -> decode-proxy (CPU)"
 cd "$WORK"

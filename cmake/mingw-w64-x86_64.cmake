@@ -1,0 +1,32 @@
+# Toolchain: engine + CLI for 64-bit Windows with Debian's mingw-w64 (g++-mingw-w64-x86-64).
+#   cmake -S . -B build-win -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64-x86_64.cmake \
+#         -DP64_GUI=OFF -DP64_CUDA=OFF -DP64_MINGW_PREFIX=/path/to/windows/deps
+# P64_MINGW_PREFIX holds the Windows builds of the libraries the engine links (SQLite 3,
+# PCRE2 8-bit, GoogleTest for the tests): include/, lib/, lib/pkgconfig/. Debian 12 packages
+# none of them for mingw-w64 (docs/windows.md). nlohmann-json and CLI11 are header-only and
+# are taken from the host.
+set(CMAKE_SYSTEM_NAME Windows)
+set(CMAKE_SYSTEM_PROCESSOR x86_64)
+set(_triple x86_64-w64-mingw32)
+# The -posix variants: std::thread, std::mutex and std::condition_variable need them in GCC 12.
+set(CMAKE_C_COMPILER ${_triple}-gcc-posix)
+set(CMAKE_CXX_COMPILER ${_triple}-g++-posix)
+set(CMAKE_RC_COMPILER ${_triple}-windres)
+# M_PI and friends from <cmath>, which MinGW's headers hide without it.
+set(CMAKE_CXX_FLAGS_INIT "-D_USE_MATH_DEFINES")
+# One .exe without MinGW's runtime DLLs beside it.
+set(CMAKE_EXE_LINKER_FLAGS_INIT "-static -static-libgcc -static-libstdc++")
+
+set(P64_MINGW_PREFIX "" CACHE PATH "Windows builds of SQLite, PCRE2 and GoogleTest (include/, lib/)")
+set(CMAKE_FIND_ROOT_PATH /usr/${_triple} ${P64_MINGW_PREFIX})
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)  # header-only packages' CMake configs come from the host
+set(ENV{PKG_CONFIG_LIBDIR} "${P64_MINGW_PREFIX}/lib/pkgconfig")
+set(ENV{PKG_CONFIG_SYSROOT_DIR} "")
+# Tests run under wine (Debian: wine64); CTest and gtest_discover_tests use this.
+find_program(P64_WINE NAMES wine64 wine)
+if(P64_WINE)
+  set(CMAKE_CROSSCOMPILING_EMULATOR ${P64_WINE})
+endif()
