@@ -49,7 +49,11 @@ bool float_weights(const Model& m) {
 void run(const Args& a) {
   auto model = open_lab_model(a.model);
   const uint32_t ctx = uint32_t(std::max(a.tokens, a.greedy) + 2);
-  LabConfig ref_cfg = LabConfig::from_options(a.reference, a.threads, a.reference_opts);
+  // The default reference is the project's: the CPU backend's exact float path.
+  LabConfig ref_cfg = a.reference == "cpu" && a.reference_opts.empty()
+                          ? reference_config()
+                          : LabConfig::from_options(a.reference, a.threads, a.reference_opts);
+  ref_cfg.threads = a.threads;
   LabConfig cand_cfg = LabConfig::from_options(a.backend, a.threads, a.opts);
   // No passports: a correctness check needs no bandwidth measurement.
   auto load = [&](const LabConfig& cfg) {
@@ -115,7 +119,7 @@ const CommandRegistration reg(44, [](CLI::App& root) {
   c->add_option("--threads", args->threads, "CPU threads (0 = all)")->capture_default_str();
   c->add_option("--opt", args->opts, "Candidate's optimisation switch NAME=VALUE (repeatable)");
   c->add_option("--reference-opt", args->reference_opts,
-                "Reference's switch NAME=VALUE, e.g. int8_activations=0 for the CPU's exact float path");
+                "Reference's switch NAME=VALUE (default for cpu: int8_activations=0, the exact float path)");
   c->add_flag("--json", args->json, "Print the result as JSON")->capture_default_str();
   c->callback([args] { run(*args); });
 });

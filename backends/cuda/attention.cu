@@ -10,6 +10,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/quantize_act.cuh"
 
 namespace p64::cuda {
 namespace {
@@ -156,11 +157,9 @@ __global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
     float s16 = o;
 #pragma unroll
     for (int k = 8; k > 0; k >>= 1) s16 += __shfl_xor_sync(0xffffffffu, s16, k);
-    const float dq = amax / 127.f, id = dq > 0.f ? 1.f / dq : 0.f;
     const int64_t e = int64_t(h) * D + d;
     if (d < D) {
-      a.out.xq[e] = static_cast<int8_t>(__float2int_rn(o * id));
-      if (lane == 0) a.out.xd[e >> 5] = dq;
+      store_quantized(a.out, e, e + 1, o, amax);
       if ((lane & 15) == 0) a.out.xs[e >> 4] = s16;
     }
   }

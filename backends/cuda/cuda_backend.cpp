@@ -38,7 +38,7 @@ struct DevLayer {
 
 struct Switches {
   bool graphs = true;
-  bool int8_act = true;
+  int act_bits = 16;  // act_quant: int16 | int8 | f32 (0)
   bool fused_gate_up = true;
   bool qkv_fused = true;
   int gemv_rows = 2;
@@ -50,8 +50,9 @@ const std::vector<SwitchInfo>& switch_table() {
   static const std::vector<SwitchInfo> t = {
       {"graphs", "capture the decode step once as a CUDA graph and replay it per token (position and token "
                  "come from device memory, no re-capture)", "1", "0|1", "default"},
-      {"int8_act", "quantize activations to int8 per 32 and use dp4a GEMV for Q4_K/Q6_K/Q8_0 "
-                   "(llama.cpp's mmvq idea); 0 = fp32 FMA on dequantized weights", "1", "0|1", "default"},
+      {"act_quant", "GEMV activations for Q4_K/Q6_K/Q8_0: int16 per 32 with dp2a, int8 per 32 with dp4a "
+                    "(llama.cpp's mmvq idea; fails the quality gate on deep models), or f32 FMA on dequantized "
+                    "weights", "int16", "int16|int8|f32", "default"},
       {"fused_gate_up", "gate and up rows in one GEMV launch with SwiGLU in its epilogue", "1", "0|1", "default"},
       {"qkv_fused", "q, k and v projections of one dtype in one GEMV launch", "1", "0|1", "default"},
       {"gemv_rows", "matrix rows per warp in the decode GEMV (activation reuse vs. parallelism)", "2", "1|2|4",
@@ -75,7 +76,12 @@ Switches parse_switches(const BackendOptions& o) {
   }
   Switches s;
   s.graphs = o.get_bool("graphs", s.graphs);
-  s.int8_act = o.get_bool("int8_act", s.int8_act);
+  if (auto it = o.switches.find("act_quant"); it != o.switches.end()) {
+    if (it->second == "int16") s.act_bits = 16;
+    else if (it->second == "int8") s.act_bits = 8;
+    else if (it->second == "f32") s.act_bits = 0;
+    else throw Error("CUDA backend: act_quant must be int16, int8 or f32 (got '" + it->second + "')");
+  }
   s.fused_gate_up = o.get_bool("fused_gate_up", s.fused_gate_up);
   s.qkv_fused = o.get_bool("qkv_fused", s.qkv_fused);
   s.gemv_rows = o.get_int("gemv_rows", s.gemv_rows);
@@ -376,7 +382,8 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   const size_t wide = align_up(std::max({size_t(hp.n_embd), size_t(hp.q_dim()), size_t(hp.n_ff)}), 256);
   d_x_ = static_cast<float*>(alloc(hp.n_embd * sizeof(float), "residual"));
   act_.xf = static_cast<float*>(alloc(wide * sizeof(float), "activations"));
-  act_.xq = static_cast<int8_t*>(alloc(wide, "int8 activations"));
+  act_.xq = alloc(wide * sizeof(int16_t), "integer activations");
+  act_.bits = sw_.act_bits == 8 ? 8 : 16;
   act_.xd = static_cast<float*>(alloc(wide / 32 * sizeof(float), "activation scales"));
   act_.xs = static_cast<float*>(alloc(wide / 16 * sizeof(float), "activation sums"));
   d_qkv_ = static_cast<float*>(alloc((hp.q_dim() + 2 * hp.kv_dim()) * sizeof(float), "qkv"));
@@ -411,7 +418,7 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.xd = act_.xd;
   g.xs = act_.xs;
   g.mode = mode;
-  g.int8_act = sw_.int8_act;
+  g.act_bits = sw_.act_bits;
   g.rows_per_warp = sw_.gemv_rows;
   launch_gemv(g, stream_);
 }
@@ -419,7 +426,7 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
 void CudaBackend::enqueue_step() {
   const HParams& hp = hp_;
   const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff;
-  auto int8_for = [&](const DevMatrix& m) { return sw_.int8_act && gemv_has_int8_path(m.dtype, m.n); };
+  auto int_path = [&](const DevMatrix& m) { return sw_.act_bits != 0 && gemv_has_int_path(m.dtype, m.n); };
 
   op("embed", OpGroup::Other, -1,
      [&] { launch_embed(embd_.dtype, embd_.d, embd_.rows, embd_.n, embd_.nb, d_state_, d_x_, stream_); });
@@ -459,14 +466,14 @@ void CudaBackend::enqueue_step() {
     a.part_l = d_part_l_;
     a.part_acc = d_part_acc_;
     a.out = act_;
-    a.quantize_out = int8_for(L.wo) && hp.head_dim % 32 == 0;
+    a.quantize_out = int_path(L.wo) && hp.head_dim % 32 == 0;
     a.state = d_state_;
     op("sdpa", OpGroup::Attn, l, [&] { launch_attention_decode(a, stream_); });
     op("sdpa_combine", OpGroup::Attn, l, [&] { launch_attention_combine(a, stream_); });
     op("o", OpGroup::Attn, l, [&] {
       const DevMatrix* m[1] = {&L.wo};
       float* o[1] = {d_x_};
-      if (int8_for(L.wo) && !a.quantize_out) {
+      if (int_path(L.wo) && !a.quantize_out) {
         // head_dim not a multiple of 32: quantize the whole attention output instead
         launch_rmsnorm_quant(act_.xf, nullptr, 0.f, Q, act_, stream_);
       }
@@ -491,13 +498,13 @@ void CudaBackend::enqueue_step() {
         launch_swiglu(d_hidden_, d_hidden2_, d_hidden_, F, stream_);
       }
     });
-    const bool down8 = int8_for(L.down);
-    if (down8)
+    const bool down_int = int_path(L.down);
+    if (down_int)
       op("ffn_quant", OpGroup::Ffn, l, [&] { launch_rmsnorm_quant(d_hidden_, nullptr, 0.f, F, act_, stream_); });
     op("down", OpGroup::Ffn, l, [&] {
       const DevMatrix* m[1] = {&L.down};
       float* o[1] = {d_x_};
-      gemv(m, o, 1, GemvMode::AddTo, down8 ? act_.xf : d_hidden_, F);
+      gemv(m, o, 1, GemvMode::AddTo, down_int ? act_.xf : d_hidden_, F);
     });
   }
   op("rms_final", OpGroup::Rms, -1,

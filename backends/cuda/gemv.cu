@@ -153,7 +153,7 @@ void embed_one(RowRef r, const StepState* st, int64_t rows, float* out, cudaStre
 
 }  // namespace
 
-bool gemv_has_int8_path(uint32_t dtype, int64_t n) {
+bool gemv_has_int_path(uint32_t dtype, int64_t n) {
   switch (dtype) {
     case kQ4_K: case kQ4_KS: case kQ6_K: case kQ6_KS: return n % 256 == 0;
     case kQ8_0: case kQ8_0S: return n % 32 == 0;
@@ -174,7 +174,17 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   a.n = g.n;
   a.act = ActRef{g.xf, g.xq, g.xd, g.xs};
   const int r = g.rows_per_warp;
-  if (g.int8_act && gemv_has_int8_path(g.dtype, g.n)) {
+  if (g.act_bits == 16 && gemv_has_int_path(g.dtype, g.n)) {
+    switch (g.dtype) {
+      case kQ4_K: return launch_rows<Dp2a<kQ4_K>>(a, g.mode, r, stream);
+      case kQ4_KS: return launch_rows<Dp2a<kQ4_KS>>(a, g.mode, r, stream);
+      case kQ6_K: return launch_rows<Dp2a<kQ6_K>>(a, g.mode, r, stream);
+      case kQ6_KS: return launch_rows<Dp2a<kQ6_KS>>(a, g.mode, r, stream);
+      case kQ8_0: return launch_rows<Dp2a<kQ8_0>>(a, g.mode, r, stream);
+      case kQ8_0S: return launch_rows<Dp2a<kQ8_0S>>(a, g.mode, r, stream);
+    }
+  }
+  if (g.act_bits == 8 && gemv_has_int_path(g.dtype, g.n)) {
     switch (g.dtype) {
       case kQ4_K: return launch_rows<Dp4a<kQ4_K>>(a, g.mode, r, stream);
       case kQ4_KS: return launch_rows<Dp4a<kQ4_KS>>(a, g.mode, r, stream);

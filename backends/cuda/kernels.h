@@ -16,12 +16,14 @@ struct StepState {
   int32_t pad;
 };
 
-// Activation buffers in both forms (see weight_formats.cuh ActRef).
+// Activation buffers in both forms (see weight_formats.cuh ActRef): fp32, and integers of
+// `bits` (8 or 16) with one scale per 32 elements, which the integer GEMV paths read.
 struct ActBuffers {
   float* xf;
-  int8_t* xq;
+  void* xq;   // int8_t[n] or int16_t[n]
   float* xd;
   float* xs;
+  int bits = 8;
 };
 
 // ---- gemv.cu
@@ -38,15 +40,17 @@ struct GemvLaunch {
   uint32_t dtype = 0;          // p64::DType value, shared by all segments
   int64_t n = 0;               // row length (input size)
   const float* xf = nullptr;
-  const int8_t* xq = nullptr;
+  const void* xq = nullptr;
   const float* xd = nullptr;
   const float* xs = nullptr;
   GemvMode mode = GemvMode::Store;  // SwiGLU: seg[0] = gate, seg[1] = up, out = seg[0].out
-  bool int8_act = true;        // use the dp4a path when the dtype has one
+  // Integer activations read by the GEMV: 8 (dp4a), 16 (dp2a) or 0 (fp32 FMA on dequantized
+  // weights); an integer path is taken only where the dtype has one (gemv_has_int_path).
+  int act_bits = 16;
   int rows_per_warp = 2;       // 1 | 2 | 4
 };
-// True when the dp4a path exists for this dtype and row length.
-bool gemv_has_int8_path(uint32_t dtype, int64_t n);
+// True when the integer-activation paths exist for this dtype and row length.
+bool gemv_has_int_path(uint32_t dtype, int64_t n);
 void launch_gemv(const GemvLaunch& g, cudaStream_t stream);
 // out[n] = row `token` (read from state) of an embedding matrix, dequantized.
 void launch_embed(uint32_t dtype, const uint8_t* w, int64_t rows, int64_t n, int64_t nb,

@@ -6,6 +6,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/quantize_act.cuh"
 
 namespace p64::cuda {
 namespace {
@@ -45,10 +46,7 @@ __global__ void __launch_bounds__(kThreads) rmsnorm_quant_kernel(const float* __
   float s16 = v;
 #pragma unroll
   for (int o = 8; o > 0; o >>= 1) s16 += __shfl_xor_sync(0xffffffffu, s16, o);  // within 16 lanes
-  const float d = amax / 127.f;
-  const float id = d > 0.f ? 1.f / d : 0.f;
-  if (e < n) act.xq[e] = static_cast<int8_t>(__float2int_rn(v * id));
-  if (lane == 0 && e < n) act.xd[e >> 5] = d;
+  store_quantized(act, e, n, v, amax);
   if ((lane & 15) == 0 && e < n) act.xs[e >> 4] = s16;
 }
 

@@ -33,7 +33,7 @@ struct RowRef {
 // The activation vector in both forms; producers write both (norm.cu, attention.cu).
 struct ActRef {
   const float* xf;   // fp32 [n]
-  const int8_t* xq;  // int8 [n], one scale per 32
+  const void* xq;    // int8 or int16 [n] (the GEMV path knows which), one scale per 32
   const float* xd;   // [n / 32] scale of each 32
   const float* xs;   // [n / 16] sum of the fp32 values of each 16 (Q4_K's min term)
 };
@@ -312,8 +312,9 @@ struct Dp4aQ4_K {
     const int64_t b = u >> 3;
     const int k = int(u & 7), j = k >> 1, h = k & 1;
     const int64_t e = b * 256 + 64 * j + 16 * h;
-    x.lo = *reinterpret_cast<const uint4*>(a.xq + e);
-    x.hi = *reinterpret_cast<const uint4*>(a.xq + e + 32);
+    const int8_t* xq = static_cast<const int8_t*>(a.xq);
+    x.lo = *reinterpret_cast<const uint4*>(xq + e);
+    x.hi = *reinterpret_cast<const uint4*>(xq + e + 32);
     x.dlo = a.xd[e >> 5];
     x.dhi = a.xd[(e >> 5) + 1];
     x.slo = a.xs[e >> 4];
@@ -373,7 +374,7 @@ struct Dp4aQ6_K {
     const int64_t e = b * 256 + 128 * n + l0;
 #pragma unroll
     for (int g = 0; g < 4; ++g) {
-      x.g[g] = *reinterpret_cast<const uint2*>(a.xq + e + 32 * g);
+      x.g[g] = *reinterpret_cast<const uint2*>(static_cast<const int8_t*>(a.xq) + e + 32 * g);
       x.d[g] = a.xd[(e >> 5) + g];
     }
   }
@@ -435,7 +436,7 @@ struct Dp4aQ8_0 {
   struct Raw { uint4 q; uint16_t d; };
   __device__ static int64_t units(int64_t n) { return n / 16; }
   __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u) {
-    x.q = *reinterpret_cast<const uint4*>(a.xq + u * 16);
+    x.q = *reinterpret_cast<const uint4*>(static_cast<const int8_t*>(a.xq) + u * 16);
     x.d = a.xd[u >> 1];
   }
   __device__ static void load(Raw& raw, const RowRef& r, int64_t u) {
@@ -461,5 +462,113 @@ struct Dp4aQ8_0 {
 };
 template <> struct Dp4a<kQ8_0> : Dp4aQ8_0<false> {};
 template <> struct Dp4a<kQ8_0S> : Dp4aQ8_0<true> {};
+
+// ---------------------------------------------------------------- int16-activation path (dp2a)
+// The same units and weight loads as the dp4a path; activations are int16 (one scale per 32),
+// so each 32-bit weight word of four int8 lanes meets two words of activations through
+// __dp2a_lo / __dp2a_hi. Rounding noise is 256 times smaller than with int8 activations.
+__device__ __forceinline__ int dp2(uint32_t w, uint32_t x01, uint32_t x23, int c) {
+  return __dp2a_hi(int(x23), int(w), __dp2a_lo(int(x01), int(w), c));
+}
+// Eight int16 activations starting at element e (16-byte aligned: e % 8 == 0).
+__device__ __forceinline__ uint4 ld_x16(const ActRef& a, int64_t e) {
+  return *reinterpret_cast<const uint4*>(static_cast<const int16_t*>(a.xq) + e);
+}
+
+template <uint32_t T>
+struct Dp2a;
+
+template <bool SOA>
+struct Dp2aQ4_K : Dp4aQ4_K<SOA> {
+  using Base = Dp4aQ4_K<SOA>;
+  struct X { uint4 lo[2], hi[2]; float dlo, dhi, slo, shi; };
+  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u) {
+    const int64_t b = u >> 3;
+    const int k = int(u & 7), j = k >> 1, h = k & 1;
+    const int64_t e = b * 256 + 64 * j + 16 * h;
+    x.lo[0] = ld_x16(a, e);
+    x.lo[1] = ld_x16(a, e + 8);
+    x.hi[0] = ld_x16(a, e + 32);
+    x.hi[1] = ld_x16(a, e + 40);
+    x.dlo = a.xd[e >> 5];
+    x.dhi = a.xd[(e >> 5) + 1];
+    x.slo = a.xs[e >> 4];
+    x.shi = a.xs[(e >> 4) + 2];
+  }
+  __device__ static float dot(const typename Base::Raw& raw, const X& x, int64_t u) {
+    const int j = int(u & 7) >> 1;
+    int ilo = 0, ihi = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t w = word_of(raw.q, i);
+      const uint4& xl = x.lo[i >> 1];
+      const uint4& xh = x.hi[i >> 1];
+      const int p = (i & 1) * 2;
+      ilo = dp2(w & 0x0F0F0F0F, word_of(xl, p), word_of(xl, p + 1), ilo);
+      ihi = dp2((w >> 4) & 0x0F0F0F0F, word_of(xh, p), word_of(xh, p + 1), ihi);
+    }
+    float sclo, mlo, schi, mhi;
+    q4k_scale_min(raw.s0, raw.s1, raw.s2, 2 * j, sclo, mlo);
+    q4k_scale_min(raw.s0, raw.s1, raw.s2, 2 * j + 1, schi, mhi);
+    return h2f(raw.d) * (sclo * x.dlo * float(ilo) + schi * x.dhi * float(ihi)) -
+           h2f(raw.dm) * (mlo * x.slo + mhi * x.shi);
+  }
+};
+template <> struct Dp2a<kQ4_K> : Dp2aQ4_K<false> {};
+template <> struct Dp2a<kQ4_KS> : Dp2aQ4_K<true> {};
+
+template <bool SOA>
+struct Dp2aQ6_K : Dp4aQ6_K<SOA> {
+  using Base = Dp4aQ6_K<SOA>;
+  struct X { uint4 g[4]; float d[4]; };
+  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u) {
+    const int64_t b = u >> 3;
+    const int k = int(u & 7), n = k >> 2, l0 = (k & 3) * 8;
+    const int64_t e = b * 256 + 128 * n + l0;
+#pragma unroll
+    for (int g = 0; g < 4; ++g) {
+      x.g[g] = ld_x16(a, e + 32 * g);
+      x.d[g] = a.xd[(e >> 5) + g];
+    }
+  }
+  __device__ static float dot(const typename Base::Raw& raw, const X& x, int64_t) {
+    float acc = 0.f;
+#pragma unroll
+    for (int g = 0; g < 4; ++g) {
+      int isum = 0;
+#pragma unroll
+      for (int w = 0; w < 2; ++w) {
+        const uint32_t l = (g & 1) ? (w ? raw.lb.y : raw.lb.x) : (w ? raw.la.y : raw.la.x);
+        const uint32_t hb = w ? raw.h.y : raw.h.x;
+        const uint32_t q = (((l >> ((g >> 1) * 4)) & 0x0F0F0F0Fu) | (((hb >> (2 * g)) & 0x03030303u) << 4));
+        isum = dp2(Base::minus32(q), word_of(x.g[g], 2 * w), word_of(x.g[g], 2 * w + 1), isum);
+      }
+      const float s = float(int8_t((raw.sc >> (8 * g)) & 0xFF));
+      acc = fmaf(s * x.d[g], float(isum), acc);
+    }
+    return h2f(raw.d) * acc;
+  }
+};
+template <> struct Dp2a<kQ6_K> : Dp2aQ6_K<false> {};
+template <> struct Dp2a<kQ6_KS> : Dp2aQ6_K<true> {};
+
+template <bool SOA>
+struct Dp2aQ8_0 : Dp4aQ8_0<SOA> {
+  using Base = Dp4aQ8_0<SOA>;
+  struct X { uint4 q[2]; float d; };
+  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u) {
+    x.q[0] = ld_x16(a, u * 16);
+    x.q[1] = ld_x16(a, u * 16 + 8);
+    x.d = a.xd[u >> 1];
+  }
+  __device__ static float dot(const typename Base::Raw& raw, const X& x, int64_t) {
+    int s = 0;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) s = dp2(word_of(raw.q, i), word_of(x.q[i >> 1], (i & 1) * 2), word_of(x.q[i >> 1], (i & 1) * 2 + 1), s);
+    return h2f(raw.d) * x.d * float(s);
+  }
+};
+template <> struct Dp2a<kQ8_0> : Dp2aQ8_0<false> {};
+template <> struct Dp2a<kQ8_0S> : Dp2aQ8_0<true> {};
 
 }  // namespace p64::cuda

@@ -49,11 +49,16 @@ uint32_t unit_elems(DType t) { return is_float(t) ? 4 : 32; }
 uint32_t div_up(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 uint64_t align_up(uint64_t a, uint64_t b) { return (a + b - 1) / b * b; }
 
+// Promoted from 4 on 2026-12-02: two consecutive A/B wins on the H200, Llama-3.2-3B Q4_K_M
+// (B/A 1.36 and 1.37; docs/results/h200-2026-12-02.md).
+constexpr int kRowsPerWorkgroup = 8;
+
 const std::vector<SwitchInfo>& switch_table() {
   static const std::vector<SwitchInfo> t = {
       {"subgroup_reduce", "row sums with subgroup adds (else a shared-memory tree); auto = when the device has them",
        "auto", "auto|0|1", "default"},
-      {"rows_per_workgroup", "matrix rows per workgroup of the decode GEMV", "4", "1|2|4|8", "default"},
+      {"rows_per_workgroup", "matrix rows per workgroup of the decode GEMV", std::to_string(kRowsPerWorkgroup),
+       "1|2|4|8", "default"},
       {"threads_per_row", "threads summing one row of the decode GEMV; 0 = max(32, subgroup size)", "0",
        "0|8|16|32|64|128", "default"},
       {"fused_gate_up", "gate and up GEMV in one dispatch with SwiGLU in its epilogue", "1", "0|1", "default"},
@@ -259,7 +264,7 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   if (sg == "1" && !sg_ok) throw Error(std::string("vulkan backend: device '") + ctx_->props.deviceName +
                                        "' has no full compute subgroups with arithmetic; use subgroup_reduce=0");
   tu.subgroups = sg == "auto" ? sg_ok : sg == "1";
-  tu.rows = static_cast<uint32_t>(options.get_int("rows_per_workgroup", 4));
+  tu.rows = static_cast<uint32_t>(options.get_int("rows_per_workgroup", kRowsPerWorkgroup));
   if (tu.rows != 1 && tu.rows != 2 && tu.rows != 4 && tu.rows != 8)
     throw Error("vulkan backend: rows_per_workgroup must be 1, 2, 4 or 8");
   tu.tpr = static_cast<uint32_t>(options.get_int("threads_per_row", 0));

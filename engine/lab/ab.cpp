@@ -21,7 +21,9 @@ nlohmann::json quality_json(const QualityReport& q) {
           {"failure", q.failure},             {"summary", q.summary()}};
 }
 
-bool is_reference(const LabConfig& c, const std::string& resolved) { return resolved == "cpu" && c.switches.empty(); }
+bool is_reference(const LabConfig& c, const std::string& resolved) {
+  return resolved == "cpu" && c.switches == reference_config().switches;
+}
 
 }  // namespace
 
@@ -92,13 +94,12 @@ AbResult run_ab(const LabConfig& ca, const LabConfig& cb, std::shared_ptr<const 
   tokens.resize(std::min<size_t>(tokens.size(), static_cast<size_t>(p.quality_tokens)));
   r.b_vs_a = teacher_forced_compare(*la.backend, *lb.backend, tokens, p.thresholds);
   if (is_reference(ca, la.name)) {
-    r.reference = "A (cpu, no switches)";
+    r.reference = "A (" + reference_config().to_string() + ")";
   } else if (p.compare_reference) {
-    LabConfig ref;
-    ref.backend = "cpu";
+    const LabConfig ref = reference_config();
     LoadedBackend lr = load_backend(ref, model, ctx);
     r.b_vs_reference = teacher_forced_compare(*lr.backend, *lb.backend, tokens, p.thresholds);
-    r.reference = "cpu reference";
+    r.reference = ref.to_string();
   }
   if (progress) progress(1.0, "quality gate: " + r.b_vs_a.summary());
   return r;

@@ -41,7 +41,7 @@ struct AbResult {
   std::string switch_name;  // the switch judged (from --switch, or the one that differs)
   QualityReport b_vs_a;
   std::optional<QualityReport> b_vs_reference;  // nullopt when A is the reference itself
-  std::string reference;                        // "A (cpu, no switches)" or "cpu reference"
+  std::string reference;                        // the reference config, "A (backend=cpu,...)" when A is it
   bool quality_pass() const { return b_vs_a.pass && (!b_vs_reference || b_vs_reference->pass); }
   std::string quality_failure() const;
 };

@@ -113,4 +113,11 @@ LoadedBackend load_backend(const LabConfig& config, std::shared_ptr<const Model>
   return lb;
 }
 
+LabConfig reference_config() {
+  LabConfig c;
+  c.backend = "cpu";
+  c.switches["int8_activations"] = "0";
+  return c;
+}
+
 }  // namespace p64

@@ -30,6 +30,10 @@ struct LabConfig {
   BackendOptions backend_options(uint32_t needed_context) const;
 };
 
+// What every other configuration is judged against: the CPU backend on its exact float path
+// (its int8-activation kernels are a speed option, not the reference).
+LabConfig reference_config();
+
 // The switch (if exactly one) whose value differs between a and b; empty otherwise.
 std::string single_differing_switch(const LabConfig& a, const LabConfig& b);
 

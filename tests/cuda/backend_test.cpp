@@ -260,11 +260,13 @@ TEST(CudaBackend, QuantizedMixMatchesTheReferenceOnEverySwitchSetting) {
   Built b = build(tiny_llama(), mix, 2);
   const std::vector<std::map<std::string, std::string>> configs = {
       {},
-      {{"int8_act", "0"}},
+      {{"act_quant", "f32"}},
+      {{"act_quant", "int8"}},
       {{"graphs", "0"}, {"fused_gate_up", "0"}, {"qkv_fused", "0"}},
       {{"gemv_rows", "1"}, {"attn_chunk", "16"}},
       {{"gemv_rows", "4"}, {"kv_type", "f32"}},
   };
+  double int8_err = 0, int16_err = 0;
   for (const auto& sw : configs) {
     std::string label;
     for (const auto& [k, v] : sw) label += k + "=" + v + " ";
@@ -274,9 +276,21 @@ TEST(CudaBackend, QuantizedMixMatchesTheReferenceOnEverySwitchSetting) {
     o.switches = sw;
     be->load(b.model, o);
     const Compare c = teacher_forced(*be, b.ref, 48, 5);
-    EXPECT_LT(c.rel_rms, 1e-2);
-    EXPECT_GE(c.top1, 0.95);
+    const bool int8 = sw.count("act_quant") && sw.at("act_quant") == "int8";
+    if (int8) {
+      // The opt-in int8 activations: their rounding noise compounds over the layers (measured
+      // 3.6e-2 here); bounded so that a broken kernel still fails.
+      int8_err = c.rel_rms;
+      EXPECT_LT(c.rel_rms, 6e-2);
+      EXPECT_GE(c.top1, 0.85);
+    } else {
+      if (sw.empty()) int16_err = c.rel_rms;
+      EXPECT_LT(c.rel_rms, 1e-2);
+      EXPECT_GE(c.top1, 0.95);
+    }
   }
+  // The default int16 activations are what keeps the quantized paths inside the quality gate.
+  EXPECT_LT(int16_err * 10, int8_err);
 }
 
 TEST(CudaBackend, GreedyDecodeAndPrefillAgreeWithLogits) {
