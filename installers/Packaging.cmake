@@ -44,6 +44,8 @@ if(P64_GUI AND NOT CMAKE_CROSSCOMPILING)
   configure_file(${P64_INSTALLERS_DIR}/org.p64lab.p64lab.metainfo.xml
                  ${P64_INSTALLERS_OUT}/org.p64lab.p64lab.metainfo.xml @ONLY)
   install(FILES ${P64_INSTALLERS_OUT}/org.p64lab.p64lab.metainfo.xml DESTINATION ${CMAKE_INSTALL_DATADIR}/metainfo)
+  # .p64 and .gguf as MIME types: the desktop entry claims these, not every binary file.
+  install(FILES ${P64_INSTALLERS_DIR}/p64lab-mime.xml DESTINATION ${CMAKE_INSTALL_DATADIR}/mime/packages RENAME p64lab.xml)
 endif()
 
 install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})

@@ -96,6 +96,12 @@ if [ "$GUI" = gui ]; then
   grep -qx "Categories=Development;Science;" "$desktop" || fail "desktop entry Categories is not Development;Science;"
   grep -q "^Exec=p64lab" "$desktop" || fail "desktop entry does not run p64lab"
   grep -qx "Icon=p64lab" "$desktop" || fail "desktop entry icon is not p64lab"
+  mime="$ROOT/usr/share/mime/packages/p64lab.xml"
+  [ -e "$mime" ] || fail "the package lacks /usr/share/mime/packages/p64lab.xml"
+  for t in application/x-p64 application/x-gguf; do
+    grep -q "^MimeType=.*$t;" "$desktop" || fail "desktop entry does not claim $t"
+    grep -q "type=\"$t\"" "$mime" || fail "$t is not defined in p64lab.xml"
+  done
   appstreamcli validate --no-net "$ROOT/usr/share/metainfo/org.p64lab.p64lab.metainfo.xml" ||
     fail "AppStream metainfo does not validate"
 
