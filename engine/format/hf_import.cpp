@@ -75,7 +75,9 @@ HParams hf_hparams(const json& c, const std::string& path) {
       s.factor = rf("factor", 8.0f);
       s.low_freq_factor = rf("low_freq_factor", 1.0f);
       s.high_freq_factor = rf("high_freq_factor", 4.0f);
-      s.original_context = static_cast<uint32_t>(rf("original_max_position_embeddings", 8192.0f));
+      const float original = rf("original_max_position_embeddings", 8192.0f);
+      if (!(original >= 1.0f && original <= 1e9f)) fail("rope_scaling", "original_max_position_embeddings is out of range");
+      s.original_context = static_cast<uint32_t>(original);
       hp.rope_freq_factors = llama3_rope_freq_factors(hp.rope_base, hp.rope_dim, s.factor, s.low_freq_factor,
                                                       s.high_freq_factor, s.original_context);
     } else if (type == "linear") {

@@ -1,13 +1,29 @@
 #include "engine/lab/sqlite_util.h"
 
+#include <cstring>
+
 #include "engine/common/error.h"
 
 namespace p64::sql {
 
+namespace {
+
+// What a failed write means for the user: SQLite's "disk I/O error" alone does not say that
+// the disk filled up (EFBIG, EDQUOT) or that nothing of the transaction was kept.
+std::string disk_hint(sqlite3* db) {
+  const int code = sqlite3_extended_errcode(db);
+  if (code != SQLITE_FULL && (code & 0xFF) != SQLITE_IOERR) return "";
+  std::string hint = " (";
+  if (const int e = sqlite3_system_errno(db); e != 0) hint += std::string(std::strerror(e)) + "; ";
+  return hint + "nothing of this write was stored; earlier runs are intact — free disk space and retry)";
+}
+
+}  // namespace
+
 void fail(sqlite3* db, const std::string& what) {
   const char* file = db ? sqlite3_db_filename(db, "main") : nullptr;
   throw Error(std::string(file && *file ? file : "lab store") + ": " + what + ": " +
-              (db ? sqlite3_errmsg(db) : "out of memory"));
+              (db ? sqlite3_errmsg(db) + disk_hint(db) : "out of memory"));
 }
 
 void exec(sqlite3* db, const char* text) {
@@ -16,7 +32,7 @@ void exec(sqlite3* db, const char* text) {
     std::string msg = err ? err : "unknown error";
     sqlite3_free(err);
     const char* file = sqlite3_db_filename(db, "main");
-    throw Error(std::string(file && *file ? file : "lab store") + ": " + msg);
+    throw Error(std::string(file && *file ? file : "lab store") + ": " + msg + disk_hint(db));
   }
 }
 
