@@ -259,3 +259,23 @@ TEST(ChatSession, SecondReplyReusesTheCacheAndMatchesAFreshChat) {
   EXPECT_TRUE(a->cached_tokens().empty());
   EXPECT_EQ(chat.reply("Tell me a story.", o).tokens, first.tokens);
 }
+
+TEST(Session, SamplingPathAgreesWithGreedyAndIsSeeded) {
+  auto s = test::cpu_session(test::stories260k_p64(), 2);
+  const std::vector<int32_t> prompt = s->encode("Once upon a time", true);
+  const GenerateResult g = s->generate(prompt, greedy(32));
+  // Top-k 1 through the full logits (prefill logits(), then decode_logits) is the argmax path.
+  GenerateOptions k1 = greedy(32);
+  k1.sampler = SamplerSettings{1.0f, 1, 1.0f, 0.0f, 1.0f, 64, 7};
+  EXPECT_EQ(s->generate(prompt, k1).tokens, g.tokens);
+  // A real draw: the same seed gives the same tokens, from a reset cache or not.
+  GenerateOptions t = greedy(32);
+  t.sampler = SamplerSettings{};
+  t.sampler.temperature = 1.0f;
+  t.sampler.seed = 42;
+  const GenerateResult a = s->generate(prompt, t);
+  s->reset();
+  const GenerateResult b = s->generate(prompt, t);
+  EXPECT_EQ(a.tokens, b.tokens);
+  EXPECT_EQ(a.tokens.size(), 32u);
+}
