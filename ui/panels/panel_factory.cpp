@@ -1,5 +1,6 @@
 #include "ui/panels/panel_factory.h"
 
+#include "ui/panels/ab_panel.h"
 #include "ui/panels/models_panel.h"
 #include "ui/panels/optimisations_panel.h"
 #include "ui/panels/passport_panel.h"
@@ -14,7 +15,7 @@ QList<Panel*> create_panels(Workbench& wb) {
   p << new ModelsPanel(wb);
   p << new PendingPanel(wb, "chat", QObject::tr("Chat"), "engine/runtime/session.h");
   p << new RunsPanel(wb);
-  p << new PendingPanel(wb, "ab", QObject::tr("A/B"), "engine/lab/ab.h");
+  p << new AbPanel(wb);
   p << new TimelinePanel(wb);
   p << new PendingPanel(wb, "roofline", QObject::tr("Roofline"), "engine/lab/store.h");
   p << new PendingPanel(wb, "scoreboard", QObject::tr("Scoreboard"), "engine/lab/report.h");

@@ -1,0 +1,46 @@
+#include "ui/app/ab_session.h"
+
+#include "engine/common/error.h"
+#include "engine/lab/lab_run.h"
+#include "engine/lab/store.h"
+#include "engine/model/model.h"
+#include "engine/runtime/backend_registry.h"
+
+namespace p64::ui {
+
+std::string compose_config(const std::string& backend, const std::string& options) {
+  std::string opts = options;
+  while (!opts.empty() && (opts.front() == ',' || opts.front() == ' ')) opts.erase(opts.begin());
+  while (!opts.empty() && (opts.back() == ',' || opts.back() == ' ')) opts.pop_back();
+  return "backend=" + (backend.empty() ? std::string("auto") : backend) + (opts.empty() ? "" : "," + opts);
+}
+
+AbOutcome run_ab_session(const AbRequest& req, const ProgressFn& progress) {
+  // Parse first: a typo in either side is reported before minutes of measuring.
+  const LabConfig a = LabConfig::parse(req.config_a), b = LabConfig::parse(req.config_b);
+  if (progress && !progress(0.0, "opening the model")) throw Cancelled();
+  std::shared_ptr<const Model> model = req.model;
+  if (!model || model->source() != req.model_path) {
+    if (req.model_path.empty()) throw Error("no model: open a .p64 in the Models panel first");
+    model = open_lab_model(req.model_path);
+  }
+  AbOutcome out;
+  out.result = run_ab(a, b, model, req.params, {}, progress);
+  if (req.store_path.empty()) {
+    out.stored.outcome = judge_ab(out.result, std::nullopt);
+    return out;
+  }
+  auto store = Store::open(req.store_path);
+  for (const AbSide* s : {&out.result.a, &out.result.b})
+    store->sync_switches(s->backend, create_backend(s->backend)->switches());
+  out.stored = judge_and_store_ab(*store, out.result, *model, req.model_path);
+  out.comparison = store->comparison_for_run(out.stored.run_id);
+  if (!out.result.switch_name.empty()) {
+    for (const auto& o : store->find_optimisations(out.result.switch_name))
+      if (o.backend == out.result.b.backend) out.optimisation = o;
+    if (out.optimisation) out.history = store->optimisation_history(out.optimisation->id);
+  }
+  return out;
+}
+
+}  // namespace p64::ui

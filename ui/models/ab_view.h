@@ -1,0 +1,69 @@
+#pragma once
+// What the A/B page shows of one finished comparison, copied out of the harness's result so the
+// chart, the quality table and the verdict text are built from one plain value (tested headless).
+#include <QAbstractTableModel>
+#include <QString>
+#include <QVector>
+
+#include <optional>
+
+#include "engine/lab/ab.h"
+
+namespace p64::ui {
+
+struct AbSideView {
+  QString config, backend, device;
+  QVector<double> tok_s;  // decode tok/s of each measured run, in the order they ran
+  double median = 0, min = 0, max = 0;
+};
+
+struct AbQualityRow {
+  QString against;                      // "B vs A", "B vs reference"
+  std::optional<QualityReport> report;  // nullopt: not measured (A is the reference itself)
+  QString note;                         // why there is no report
+};
+
+struct AbView {
+  AbSideView a, b;
+  double ratio_median = 0, ratio_min = 0, ratio_max = 0;  // B/A
+  QString switch_name;
+  QVector<AbQualityRow> quality;
+  bool quality_pass = false;
+  Verdict verdict = Verdict::Inconclusive;
+  QString reason;
+  std::optional<Verdict> previous;
+  qint64 run_id = 0;  // 0 = not stored
+  bool empty() const { return a.tok_s.isEmpty() && b.tok_s.isEmpty(); }
+};
+
+AbView make_ab_view(const AbResult& result, const VerdictOutcome& outcome, std::optional<Verdict> previous,
+                    qint64 run_id);
+
+// The same view read back from a stored A/B run (its summary_json is ab_to_json's object), so the
+// page can show the latest comparison when it opens. Throws p64::Error when the JSON is not one.
+AbView ab_view_from_stored(const RunRecord& run);
+
+// The plan's rule that produced this verdict, in words (docs/measurement.md, "Verdict rules").
+QString verdict_rule_text(Verdict verdict, const VerdictRules& rules = {});
+QString verdict_name(Verdict verdict);  // "WIN", "PROMOTED", ...
+
+// The quality-gate figures: one row per comparison (B vs A, B vs the reference).
+class AbQualityModel : public QAbstractTableModel {
+  Q_OBJECT
+ public:
+  enum Column { kAgainst, kResult, kTop1, kRmsRel, kWorstRel, kMeanKl, kMaxKl, kPositions, kColumns };
+  explicit AbQualityModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
+
+  void set_rows(QVector<AbQualityRow> rows);
+  const QVector<AbQualityRow>& rows() const { return rows_; }
+
+  int rowCount(const QModelIndex& parent = {}) const override { return parent.isValid() ? 0 : rows_.size(); }
+  int columnCount(const QModelIndex& parent = {}) const override { return parent.isValid() ? 0 : kColumns; }
+  QVariant data(const QModelIndex& index, int role) const override;
+  QVariant headerData(int section, Qt::Orientation o, int role) const override;
+
+ private:
+  QVector<AbQualityRow> rows_;
+};
+
+}  // namespace p64::ui

@@ -1,0 +1,385 @@
+#include "ui/panels/ab_panel.h"
+
+#include <QChart>
+#include <QChartView>
+#include <QComboBox>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include "engine/runtime/backend_registry.h"
+#include "ui/app/ab_session.h"
+#include "ui/app/workbench.h"
+#include "ui/charts/ab_chart.h"
+#include "ui/jobs/job.h"
+#include "ui/jobs/store_job.h"
+
+namespace p64::ui {
+
+namespace {
+QSpinBox* spin(int lo, int hi, int value, QWidget* parent) {
+  auto* s = new QSpinBox(parent);
+  s->setRange(lo, hi);
+  s->setValue(value);
+  return s;
+}
+
+QString side_figures(const AbSideView& s) {
+  return QObject::tr("%1 on %2: median <b>%3</b> tok/s [%4–%5] over %6 runs")
+      .arg(s.backend, s.device.toHtmlEscaped())
+      .arg(s.median, 0, 'f', 2)
+      .arg(s.min, 0, 'f', 2)
+      .arg(s.max, 0, 'f', 2)
+      .arg(s.tok_s.size());
+}
+
+struct LatestAb {
+  std::optional<RunRecord> run;
+  std::optional<ComparisonRecord> comparison;
+};
+
+QString verdict_color(Verdict v) {
+  switch (v) {
+    case Verdict::Promoted:
+    case Verdict::Win: return "#2e9d4a";
+    case Verdict::Rejected: return "#d03a3a";
+    case Verdict::Inconclusive: return "#c08a1e";
+  }
+  return "#808080";
+}
+}  // namespace
+
+AbPanel::AbPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
+  quality_ = new AbQualityModel(this);
+
+  auto* sides = new QHBoxLayout;
+  sides->addWidget(make_side(tr("A (baseline)"), &a_, "threads=2"));
+  sides->addWidget(make_side(tr("B (candidate)"), &b_, "threads=2,opt.kv_f16=1"));
+
+  model_ = new QLabel(this);
+  model_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  runs_ = spin(2, 50, 3, this);
+  runs_->setToolTip(tr("Measured runs per side, interleaved A B A B …; the verdict needs at least 2"));
+  warmup_ = spin(0, 10, 1, this);
+  tokens_ = spin(1, 4096, 32, this);
+  prompt_ = spin(1, 4096, 32, this);
+  quality_tokens_ = spin(2, 4096, 32, this);
+  quality_tokens_->setToolTip(tr("Teacher-forced positions compared by the quality gates"));
+  start_ = new QPushButton(QIcon(":/icons/ab.svg"), tr("Start A/B"), this);
+  start_->setDefault(true);
+  cancel_ = new QPushButton(tr("Cancel"), this);
+  cancel_->setEnabled(false);
+  progress_ = new QProgressBar(this);
+  progress_->setRange(0, 1000);
+  progress_->setValue(0);
+  status_ = new QLabel(this);
+  status_->setWordWrap(true);
+
+  auto* params = new QHBoxLayout;
+  params->addWidget(new QLabel(tr("Model:"), this));
+  params->addWidget(model_, 1);
+  for (auto [label, box] : {std::pair{tr("Runs:"), runs_}, std::pair{tr("Warm-up:"), warmup_},
+                            std::pair{tr("Decode tokens:"), tokens_}, std::pair{tr("Prompt tokens:"), prompt_},
+                            std::pair{tr("Quality tokens:"), quality_tokens_}}) {
+    params->addWidget(new QLabel(label, this));
+    params->addWidget(box);
+  }
+  auto* run_bar = new QHBoxLayout;
+  run_bar->addWidget(start_);
+  run_bar->addWidget(cancel_);
+  run_bar->addWidget(progress_, 1);
+
+  // --- result ---
+  chart_ = new QChartView(new QChart, this);
+  chart_->setRenderHint(QPainter::Antialiasing);
+  chart_->setMinimumSize(360, 280);
+  ratio_ = new QLabel(this);
+  ratio_->setTextFormat(Qt::RichText);
+  quality_table_ = new QTableView(this);
+  quality_table_->setModel(quality_);
+  quality_table_->verticalHeader()->hide();
+  quality_table_->horizontalHeader()->setStretchLastSection(true);
+  quality_table_->setMaximumHeight(110);
+  quality_table_->setWordWrap(false);
+  verdict_ = new QLabel(this);
+  verdict_->setTextFormat(Qt::RichText);
+  verdict_->setWordWrap(true);
+  rule_ = new QLabel(this);
+  rule_->setWordWrap(true);
+  recorded_ = new QLabel(this);
+  recorded_->setWordWrap(true);
+  recorded_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  show_run_ = new QPushButton(tr("Show run"), this);
+  show_history_ = new QPushButton(tr("Show in Optimisations"), this);
+  show_run_->setEnabled(false);
+  show_history_->setEnabled(false);
+  auto* links = new QHBoxLayout;
+  links->addWidget(show_run_);
+  links->addWidget(show_history_);
+  links->addStretch(1);
+
+  auto* figures = new QWidget(this);
+  auto* fl = new QVBoxLayout(figures);
+  fl->setContentsMargins(0, 0, 0, 0);
+  fl->addWidget(ratio_);
+  fl->addWidget(quality_table_);
+  fl->addWidget(verdict_);
+  fl->addWidget(rule_);
+  fl->addWidget(recorded_);
+  fl->addLayout(links);
+  fl->addStretch(1);
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(chart_);
+  split->addWidget(figures);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
+  split->setSizes({560, 700});
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(sides);
+  layout->addLayout(params);
+  layout->addLayout(run_bar);
+  layout->addWidget(status_);
+  layout->addWidget(split, 1);
+
+  connect(start_, &QPushButton::clicked, this, &AbPanel::start_ab);
+  connect(cancel_, &QPushButton::clicked, this, &AbPanel::cancel_ab);
+  connect(show_run_, &QPushButton::clicked, this, [this] { wb_.show_run(view_.run_id); });
+  connect(show_history_, &QPushButton::clicked, this, [this] { wb_.show_panel("optimisations"); });
+  auto update_model = [this] {
+    model_->setText(wb_.model_path().isEmpty() ? tr("none — open a .p64 in Models")
+                                               : QFileInfo(wb_.model_path()).fileName());
+    start_->setEnabled(job_.isNull() && !wb_.model_path().isEmpty());
+  };
+  connect(&wb_, &Workbench::model_changed, this, update_model);
+  update_model();
+  show_view(view_);
+  connect(&wb_, &Workbench::store_changed, this, &AbPanel::reload);
+  reload();
+}
+
+void AbPanel::reload() {
+  query_store<LatestAb>(
+      wb_, this, tr("Reading the latest A/B"),
+      [](Store& s) {
+        LatestAb l;
+        if (auto id = s.latest_run_id(RunKind::Ab)) {
+          l.run = s.run(*id);
+          l.comparison = s.comparison_for_run(*id);
+        }
+        return l;
+      },
+      [this](LatestAb l) {
+        if (job_ || !l.run) {
+          Q_EMIT reloaded();
+          return;
+        }
+        try {
+          show_view(ab_view_from_stored(*l.run));
+          recorded_->setText(l.comparison ? tr("Stored A/B run #%1 (comparison #%2, %3).")
+                                                .arg(l.run->id)
+                                                .arg(l.comparison->id)
+                                                .arg(QString::fromStdString(l.comparison->created_at))
+                                          : tr("Stored A/B run #%1.").arg(l.run->id));
+          show_history_->setEnabled(!view_.switch_name.isEmpty());
+        } catch (const std::exception& e) {
+          status_->setText(QString::fromUtf8(e.what()));
+        }
+        Q_EMIT reloaded();
+      });
+}
+
+QWidget* AbPanel::make_side(const QString& name, SideEditor* side, const QString& options) {
+  auto* box = new QGroupBox(name, this);
+  side->backend = new QComboBox(box);
+  QStringList backends = wb_.available_backends();
+  if (backends.isEmpty()) backends << "cpu";
+  side->backend->addItems(backends);
+  const int cpu = side->backend->findText("cpu");
+  if (cpu >= 0) side->backend->setCurrentIndex(cpu);
+  side->options = new QLineEdit(options, box);
+  side->options->setPlaceholderText(tr("opt.NAME=VALUE, threads=N, device=D"));
+  side->options->setToolTip(tr("Configuration items after the backend, as `p64 ab --a/--b` takes them"));
+  side->switches = new QComboBox(box);
+  side->switches->setToolTip(tr("The backend's optimisation switches: picking one sets opt.NAME=VALUE"));
+  side->figures = new QLabel(box);
+  side->figures->setTextFormat(Qt::RichText);
+  auto* form = new QFormLayout(box);
+  form->addRow(tr("Backend:"), side->backend);
+  form->addRow(tr("Options:"), side->options);
+  form->addRow(tr("Add switch:"), side->switches);
+  form->addRow(side->figures);
+  fill_switches(side);
+  connect(side->backend, &QComboBox::currentIndexChanged, this, [this, side] { fill_switches(side); });
+  connect(side->switches, &QComboBox::activated, this, [side](int i) {
+    const QStringList nv = side->switches->itemData(i).toStringList();
+    if (nv.size() == 2) side->options->setText(with_switch(side->options->text(), nv[0], nv[1]));
+    side->switches->setCurrentIndex(0);
+  });
+  return box;
+}
+
+void AbPanel::fill_switches(SideEditor* side) {
+  side->switches->clear();
+  side->switches->addItem(tr("choose a switch…"));
+  try {
+    auto backend = create_backend(side->backend->currentText().toStdString());
+    for (const SwitchInfo& s : backend->switches()) {
+      for (const QString& v : QString::fromStdString(s.values).split('|', Qt::SkipEmptyParts)) {
+        const QString name = QString::fromStdString(s.name);
+        side->switches->addItem(QString("%1=%2  (%3%4)")
+                                    .arg(name, v, QString::fromStdString(s.status),
+                                         v == QString::fromStdString(s.default_value) ? tr(", default") : QString()),
+                                QStringList{name, v});
+        side->switches->setItemData(side->switches->count() - 1, QString::fromStdString(s.description),
+                                    Qt::ToolTipRole);
+      }
+    }
+  } catch (const std::exception& e) {
+    side->switches->addItem(tr("(no switches: %1)").arg(QString::fromUtf8(e.what())));
+  }
+}
+
+QString AbPanel::with_switch(const QString& options, const QString& name, const QString& value) {
+  QStringList items;
+  for (const QString& item : options.split(',', Qt::SkipEmptyParts)) {
+    const QString t = item.trimmed();
+    if (!t.startsWith("opt." + name + "=")) items << t;
+  }
+  items << QString("opt.%1=%2").arg(name, value);
+  return items.join(',');
+}
+
+QString AbPanel::config_a() const {
+  return QString::fromStdString(compose_config(a_.backend->currentText().toStdString(), a_.options->text().toStdString()));
+}
+QString AbPanel::config_b() const {
+  return QString::fromStdString(compose_config(b_.backend->currentText().toStdString(), b_.options->text().toStdString()));
+}
+
+void AbPanel::set_running(bool on) {
+  start_->setEnabled(!on && !wb_.model_path().isEmpty());
+  cancel_->setEnabled(on);
+  for (const SideEditor* s : {&a_, &b_}) {
+    s->backend->setEnabled(!on);
+    s->options->setEnabled(!on);
+    s->switches->setEnabled(!on);
+  }
+  if (!on) progress_->setFormat("%p%");
+}
+
+void AbPanel::cancel_ab() {
+  if (job_) job_->cancel();
+}
+
+void AbPanel::start_ab() {
+  if (job_) return;
+  if (wb_.model_path().isEmpty()) {
+    status_->setText(tr("Open a model in the Models panel first (File › Open, Ctrl+O)."));
+    return;
+  }
+  AbRequest req;
+  req.model_path = wb_.model_path().toStdString();
+  req.model = wb_.model();
+  req.config_a = config_a().toStdString();
+  req.config_b = config_b().toStdString();
+  req.store_path = wb_.store_path().toStdString();
+  req.params.runs = runs_->value();
+  req.params.warmup = warmup_->value();
+  req.params.decode_tokens = tokens_->value();
+  req.params.prompt_tokens = prompt_->value();
+  req.params.quality_tokens = quality_tokens_->value();
+  auto out = std::make_shared<AbOutcome>();
+  auto* job = new Job(tr("A/B %1").arg(QFileInfo(wb_.model_path()).fileName()),
+                      [req, out](const ProgressFn& progress, Job&) { *out = run_ab_session(req, progress); });
+  job_ = job;
+  set_running(true);
+  progress_->setValue(0);
+  status_->setText(tr("Running A: %1  vs  B: %2 …").arg(config_a(), config_b()));
+  connect(job, &Job::progress, this, [this](double f, const QString& what) {
+    progress_->setValue(static_cast<int>(f * 1000));
+    progress_->setFormat(QString("%1 — %p%").arg(what));
+  });
+  connect(job, &Job::succeeded, this, [this, out] {
+    const AbOutcome& o = *out;
+    show_view(make_ab_view(o.result, o.stored.outcome, o.stored.previous, o.stored.run_id));
+    QString rec;
+    if (o.comparison) {
+      rec = tr("Recorded: A/B run #%1 with comparison #%2 (%3).")
+                .arg(o.stored.run_id)
+                .arg(o.comparison->id)
+                .arg(QString::fromStdString(o.comparison->created_at));
+      if (o.optimisation)
+        rec += tr(" Optimisation history of %1 (%2): status now <b>%3</b>, %4 dated entries; the latest cites run #%5.")
+                   .arg(QString::fromStdString(o.optimisation->name), QString::fromStdString(o.optimisation->backend),
+                        QString::fromUtf8(to_string(o.optimisation->status).data()))
+                   .arg(o.history.size())
+                   .arg(o.history.empty() ? 0 : o.history.back().evidence_run_id);
+      else
+        rec += tr(" No single switch differs between A and B, so no optimisation history entry was written.");
+    } else {
+      rec = tr("Not recorded: the harness returned no comparison for this run.");
+    }
+    recorded_->setText(rec);
+    show_history_->setEnabled(o.optimisation.has_value());
+    status_->setText(tr("Done."));
+    Q_EMIT wb_.store_written();
+    Q_EMIT ab_finished(o.stored.run_id);
+  });
+  connect(job, &Job::failed, this, [this](const QString& m) {
+    status_->setText(tr("<b>A/B failed:</b> %1").arg(m.toHtmlEscaped()));
+    Q_EMIT ab_finished(0);
+  });
+  connect(job, &Job::cancelled, this, [this] {
+    status_->setText(tr("Cancelled; nothing was stored."));
+    Q_EMIT ab_finished(0);
+  });
+  connect(job, &Job::finished, this, [this] { set_running(false); });
+  wb_.track(job);
+}
+
+void AbPanel::show_view(const AbView& v) {
+  view_ = v;
+  fill_ab_chart(chart_->chart(), v);
+  quality_->set_rows(v.quality);
+  quality_table_->resizeColumnsToContents();
+  if (v.empty()) {
+    ratio_->setText(tr("No A/B yet: set two configurations and press Start A/B (Run › A/B, Ctrl+B)."));
+    verdict_->clear();
+    rule_->clear();
+    recorded_->clear();
+    a_.figures->clear();
+    b_.figures->clear();
+    show_run_->setEnabled(false);
+    return;
+  }
+  a_.figures->setText(side_figures(v.a));
+  b_.figures->setText(side_figures(v.b));
+  ratio_->setText(tr("<span style='font-size:14pt'>B/A <b>%1</b></span> [%2–%3 over interleaved pairs] (%4%5%)")
+                      .arg(v.ratio_median, 0, 'f', 3)
+                      .arg(v.ratio_min, 0, 'f', 3)
+                      .arg(v.ratio_max, 0, 'f', 3)
+                      .arg(v.ratio_median >= 1 ? "+" : "")
+                      .arg(100 * (v.ratio_median - 1), 0, 'f', 1));
+  verdict_->setText(tr("<span style='font-size:16pt; font-weight:bold; color:%1'>%2</span>&nbsp;&nbsp;%3<br>%4")
+                        .arg(verdict_color(v.verdict), verdict_name(v.verdict), v.reason.toHtmlEscaped(),
+                             tr("Switch judged: %1; previous verdict: %2")
+                                 .arg(v.switch_name.isEmpty() ? tr("none (A and B differ in more than one)")
+                                                              : v.switch_name,
+                                      v.previous ? verdict_name(*v.previous) : tr("none"))));
+  rule_->setText(tr("Rule: %1").arg(verdict_rule_text(v.verdict)));
+  show_run_->setEnabled(v.run_id > 0);
+}
+
+}  // namespace p64::ui
