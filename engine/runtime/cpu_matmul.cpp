@@ -62,17 +62,20 @@ int32_t Matmul::argmax(const TensorView& w, const float* x, int64_t n) {
   const dot::WeightMatrix wm = weight_matrix(w);
   const unsigned nt = pool_.size();
   std::vector<std::pair<float, int64_t>> best(nt, {-std::numeric_limits<float>::infinity(), -1});
+  // The kernels write out[r] for absolute row r, so the scores live in one row-sized buffer
+  // (a pointer shifted below a chunk buffer would be out of bounds, which UBSan rightly flags);
+  // each thread still scans its chunk while it is in cache.
+  argmax_rows_.resize(static_cast<size_t>(wm.rows));
+  float* scores = argmax_rows_.data();
   pool_.run([&](unsigned i, unsigned nthreads) {
     const int64_t rows = wm.rows;
     const int64_t b = rows * i / nthreads, e = rows * (i + 1) / nthreads;
     constexpr int64_t kChunk = 256;
-    float buf[kChunk];
     for (int64_t r = b; r < e; r += kChunk) {
       const int64_t re = std::min(e, r + kChunk);
-      // out[r'] at buf[r' - r]: pass buf shifted so row indices land in the chunk buffer.
-      dot::matmul(isa_, wm, a, r, re, buf - r, 0, quantize, false);
+      dot::matmul(isa_, wm, a, r, re, scores, 0, quantize, false);
       for (int64_t k = r; k < re; ++k)
-        if (buf[k - r] > best[i].first || best[i].second < 0) best[i] = {buf[k - r], k};
+        if (scores[k] > best[i].first || best[i].second < 0) best[i] = {scores[k], k};
     }
   });
   std::pair<float, int64_t> top = best[0];

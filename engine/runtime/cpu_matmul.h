@@ -44,6 +44,7 @@ class Matmul {
   bool int8_;
   std::vector<int8_t> q8_;
   std::vector<float> d8_, xs16_;
+  std::vector<float> argmax_rows_;  // argmax's scores, one per row (kernels index rows absolutely)
 };
 
 dot::WeightMatrix weight_matrix(const TensorView& t);
