@@ -19,6 +19,22 @@ constexpr const char* kLoaderName = "vulkan-1.dll";
 constexpr const char* kLoaderName = "libvulkan.so.1";
 #endif
 
+// The loader unloads a driver when its last instance is destroyed, and NVIDIA's driver takes
+// static TLS each time it is loaded again, which glibc never gives back: after about ten
+// backends in one process (a test binary, an A/B session in the GUI) vkCreateInstance fails
+// with VK_ERROR_INCOMPATIBLE_DRIVER. One instance that is never destroyed keeps every driver
+// loaded for the life of the process.
+void pin_drivers() {
+  VkApplicationInfo app{};
+  app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+  app.apiVersion = VK_API_VERSION_1_1;
+  VkInstanceCreateInfo ci{};
+  ci.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+  ci.pApplicationInfo = &app;
+  VkInstance pin = VK_NULL_HANDLE;
+  (void)g_api.vkCreateInstance(&ci, nullptr, &pin);  // no driver: nothing to keep loaded
+}
+
 }  // namespace
 
 const Api* load_loader(std::string* why) {
@@ -51,7 +67,9 @@ const Api* load_loader(std::string* why) {
     if (!g_api.vkCreateInstance) {
       g_why = "the Vulkan loader exports no vkCreateInstance";
       g_lib = nullptr;
+      return;
     }
+    pin_drivers();
   });
   if (!g_lib) {
     if (why) *why = g_why;
