@@ -42,7 +42,7 @@ TEST(FuzzRegressions, HfConfigOfTheWrongShapeIsAFormatError) {
   write(dir / "model.safetensors", fuzz::tiny_llama_safetensors());
   write(dir / "tokenizer.json", fuzz::tiny_tokenizer_json());
   const std::string config = (dir / "config.json").string();
-  for (const std::string text : {std::string("7777\0>7777", 10), std::string("[1, 2]"), std::string("\"llama\""),
+  for (const std::string& text : {std::string("7777\0>7777", 10), std::string("[1, 2]"), std::string("\"llama\""),
                                  std::string(R"({"model_type": 5})"), std::string(R"({"model_type": "llama", "_name_or_path": 3})"),
                                  std::string(R"({"model_type":"llama","hidden_size":8,"num_hidden_layers":1,"num_attention_heads":2,)"
                                              R"("intermediate_size":16,"vocab_size":13,"tie_word_embeddings":"yes"})"),
@@ -62,7 +62,7 @@ TEST(FuzzRegressions, HfConfigOfTheWrongShapeIsAFormatError) {
 TEST(FuzzRegressions, TokenizerJsonWithHugeNumbersOrWrongTypesIsAFormatError) {
   test::TempDir dir;
   const std::string path = (dir / "tokenizer.json").string();
-  for (const std::string text : {std::string("40e0000444{4+4p&hhh"), std::string(R"({"model":{"type":5,"vocab":{}}})"),
+  for (const std::string& text : {std::string("40e0000444{4+4p&hhh"), std::string(R"({"model":{"type":5,"vocab":{}}})"),
                                  std::string(R"({"model":{"type":"BPE","vocab":{"a":0},"byte_fallback":"no"}})"),
                                  std::string(R"({"model":{"vocab":{"a":0}},"added_tokens":[{"id":"1","content":"b"}]})"),
                                  std::string(R"({"model":{"vocab":{"a":0}},"added_tokens":[{"id":1,"content":2}]})"),

@@ -58,7 +58,9 @@ class P64File {
     EXPECT_EQ(e.section(), section) << what << ": " << e.what();
     EXPECT_EQ(e.file(), path_) << what;
     EXPECT_NE(std::string(e.what()).find(" at offset "), std::string::npos) << e.what();
-    if (!tensor.empty()) EXPECT_NE(std::string(e.what()).find(tensor), std::string::npos) << what << ": " << e.what();
+    if (!tensor.empty()) {
+      EXPECT_NE(std::string(e.what()).find(tensor), std::string::npos) << what << ": " << e.what();
+    }
     set(at, old);
   }
 
