@@ -26,7 +26,7 @@ set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)  # header-only packages' CMake confi
 set(ENV{PKG_CONFIG_LIBDIR} "${P64_MINGW_PREFIX}/lib/pkgconfig")
 set(ENV{PKG_CONFIG_SYSROOT_DIR} "")
 # Tests run under wine (Debian: wine64); CTest and gtest_discover_tests use this.
-find_program(P64_WINE NAMES wine64 wine)
+find_program(P64_WINE NAMES wine64 wine PATHS /usr/lib/wine)  # Debian puts wine64 there
 if(P64_WINE)
   set(CMAKE_CROSSCOMPILING_EMULATOR ${P64_WINE})
 endif()
