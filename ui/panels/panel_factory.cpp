@@ -4,6 +4,7 @@
 #include "ui/panels/models_panel.h"
 #include "ui/panels/optimisations_panel.h"
 #include "ui/panels/passport_panel.h"
+#include "ui/panels/roofline_panel.h"
 #include "ui/panels/runs_panel.h"
 #include "ui/panels/scoreboard_panel.h"
 #include "ui/panels/timeline_panel.h"
@@ -18,7 +19,7 @@ QList<Panel*> create_panels(Workbench& wb) {
   p << new RunsPanel(wb);
   p << new AbPanel(wb);
   p << new TimelinePanel(wb);
-  p << new PendingPanel(wb, "roofline", QObject::tr("Roofline"), "engine/lab/store.h");
+  p << new RooflinePanel(wb);
   p << new ScoreboardPanel(wb);
   p << new OptimisationsPanel(wb);
   p << new PassportPanel(wb);

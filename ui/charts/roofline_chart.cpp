@@ -1,0 +1,117 @@
+#include "ui/charts/roofline_chart.h"
+
+#include <QChart>
+#include <QLegendMarker>
+#include <QLineSeries>
+#include <QLogValueAxis>
+#include <QMap>
+#include <QPen>
+#include <QScatterSeries>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ui/app/theme.h"
+#include "ui/models/roofline_model.h"
+
+namespace p64::ui {
+
+namespace {
+QColor point_color(int i) {
+  static const QColor colors[] = {QColor(0x3d, 0x85, 0xc6), QColor(0xe0, 0x8a, 0x2c), QColor(0x4c, 0xaf, 0x50),
+                                  QColor(0x8e, 0x7c, 0xc3), QColor(0xd0, 0x4a, 0x4a), QColor(0x26, 0xa6, 0x9a),
+                                  QColor(0xc2, 0x5f, 0xa8), QColor(0x9e, 0x9d, 0x24)};
+  return colors[i % 8];
+}
+
+// Decade bounds around [lo, hi], so the log axes start and end on round numbers.
+std::pair<double, double> decades(double lo, double hi) {
+  return {std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi)))};
+}
+}  // namespace
+
+void fill_roofline_chart(QChart* chart, const std::vector<RooflinePoint>& points, double g5_share) {
+  chart->removeAllSeries();
+  for (QAbstractAxis* a : chart->axes()) chart->removeAxis(a);
+  style_chart(chart);
+  if (points.empty()) {
+    chart->setTitle(QObject::tr("Roofline — choose runs in the table"));
+    return;
+  }
+  chart->setTitle(QObject::tr("Decode roofline: achieved effective GB/s against the measured read bandwidth"));
+  double x_lo = 1e300, x_hi = 0, y_lo = 1e300, y_hi = 0;
+  QMap<QString, double> ceilings;  // device -> measured read GB/s (the first run's passport)
+  for (const auto& p : points) {
+    const double mb = p.bytes_per_token / 1e6;
+    x_lo = std::min(x_lo, mb);
+    x_hi = std::max(x_hi, mb);
+    y_lo = std::min(y_lo, p.effective_gbs);
+    y_hi = std::max(y_hi, p.effective_gbs);
+    if (p.measured_read_gbs > 0 && !ceilings.contains(p.device)) ceilings[p.device] = p.measured_read_gbs;
+  }
+  for (double c : ceilings) {
+    y_lo = std::min(y_lo, g5_share * c);
+    y_hi = std::max(y_hi, c);
+  }
+  const auto [xa, xb] = decades(x_lo / 1.5, x_hi * 1.5);
+  const auto [ya, yb] = decades(y_lo / 1.5, y_hi * 1.5);
+
+  auto* x = new QLogValueAxis;
+  x->setBase(10);
+  x->setRange(xa, xb);
+  x->setLabelFormat("%g");
+  x->setMinorTickCount(8);
+  x->setTitleText(QObject::tr("MB read per decode token (weights + KV), log"));
+  auto* y = new QLogValueAxis;
+  y->setBase(10);
+  y->setRange(ya, yb);
+  y->setLabelFormat("%g");
+  y->setMinorTickCount(8);
+  y->setTitleText(QObject::tr("effective GB/s (log)"));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+
+  const QColor ink = current_theme_is_dark() ? QColor(0xee, 0xee, 0xee) : QColor(0x20, 0x20, 0x20);
+  for (auto it = ceilings.begin(); it != ceilings.end(); ++it) {
+    auto* roof = new QLineSeries;
+    roof->setName(QObject::tr("%1: measured read %2 GB/s").arg(it.key()).arg(it.value(), 0, 'f', 1));
+    *roof << QPointF(xa, it.value()) << QPointF(xb, it.value());
+    QPen pen(ink);
+    pen.setWidthF(2.5);
+    roof->setPen(pen);
+    auto* g5 = new QLineSeries;
+    g5->setName(QObject::tr("G5: %1% of it, %2 GB/s").arg(100 * g5_share, 0, 'f', 0).arg(g5_share * it.value(), 0, 'f', 1));
+    *g5 << QPointF(xa, g5_share * it.value()) << QPointF(xb, g5_share * it.value());
+    QPen dash(QColor(0xd0, 0x3a, 0x3a));
+    dash.setWidthF(2);
+    dash.setStyle(Qt::DashLine);
+    g5->setPen(dash);
+    for (QLineSeries* s : {roof, g5}) {
+      chart->addSeries(s);
+      s->attachAxis(x);
+      s->attachAxis(y);
+    }
+  }
+  int i = 0;
+  for (const auto& p : points) {
+    auto* s = new QScatterSeries;
+    s->setName(p.label);
+    s->setMarkerSize(11);
+    s->setColor(point_color(i++));
+    s->setBorderColor(ink);
+    *s << QPointF(p.bytes_per_token / 1e6, p.effective_gbs);
+    // A format without @-placeholders is printed as it is: the run's own label beside its point.
+    QString text = p.label;
+    s->setPointLabelsFormat(text.replace('@', ' ') +
+                            (p.measured_read_gbs > 0 ? QString(" (%1%)").arg(100 * p.share(), 0, 'f', 0) : QString()));
+    s->setPointLabelsVisible(true);
+    s->setPointLabelsClipping(false);
+    s->setPointLabelsColor(ink);
+    chart->addSeries(s);
+    s->attachAxis(x);
+    s->attachAxis(y);
+  }
+  chart->legend()->setAlignment(Qt::AlignBottom);
+}
+
+}  // namespace p64::ui
