@@ -3,7 +3,9 @@
 // lost in the middle of a run surfaces as a DeviceError (never a half-finished result), and
 // the store, written only after a run completes, keeps exactly what it had.
 #include <sqlite3.h>
+#include <sys/wait.h>
 
+#include <cstdio>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -80,6 +82,27 @@ TEST(DeviceFault, ABackendThatCannotRunIsRefusedWithItsReason) {
   EXPECT_NE(resolve_backend_name("auto"), "faultdev");
   const std::string unknown = message_of([] { create_backend("tpu"); });
   EXPECT_NE(unknown.find("unknown backend 'tpu'"), std::string::npos) << unknown;
+}
+
+// The CLI user's view of the same: a clear message and exit code 1, not a crash. (On a
+// machine with a CUDA device and a CUDA build this would decode; the check is for the rest.)
+TEST(DeviceFault, CliAskedForAMissingGpuBackendSaysWhyAndExitsWithOne) {
+  register_all_backends();
+  std::string cuda_why;
+  for (const auto& f : backend_factories())
+    if (f.name == "cuda" && f.available(&cuda_why)) GTEST_SKIP() << "a CUDA device is present: nothing to refuse";
+  const std::string cmd = std::string(P64_CLI_PATH) + " generate --model " +
+                          test::shared_model("stories260K.gguf").string() + " --backend cuda --tokens 2 --prompt hi 2>&1";
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[512];
+  while (size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = ::pclose(p);
+  ASSERT_TRUE(WIFEXITED(status)) << out;
+  EXPECT_EQ(WEXITSTATUS(status), 1) << out;
+  EXPECT_TRUE(out.find("unknown backend 'cuda'") != std::string::npos || out.find("cannot run here") != std::string::npos)
+      << out;
 }
 
 TEST(DeviceFault, OutOfMemoryAndDeviceLostAreDeviceErrorsAndTheStoreKeepsItsRuns) {
