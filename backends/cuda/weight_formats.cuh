@@ -341,6 +341,13 @@ struct Dp4aQ4_K {
     raw.s1 = ld_u32(sc + 4);
     raw.s2 = ld_u32(sc + 8);
   }
+  // Sub-blocks 2j (integer sum ilo) and 2j+1 (ihi) scaled, minus the mins times the fp32 sums.
+  __device__ static float finish(const Raw& raw, int j, int ilo, int ihi, float dlo, float dhi, float slo, float shi) {
+    float sclo, mlo, schi, mhi;
+    q4k_scale_min(raw.s0, raw.s1, raw.s2, 2 * j, sclo, mlo);
+    q4k_scale_min(raw.s0, raw.s1, raw.s2, 2 * j + 1, schi, mhi);
+    return h2f(raw.d) * (sclo * dlo * float(ilo) + schi * dhi * float(ihi)) - h2f(raw.dm) * (mlo * slo + mhi * shi);
+  }
   __device__ static float dot(const Raw& raw, const X& x, int64_t u) {
     const int j = int(u & 7) >> 1;
     int ilo = 0, ihi = 0;
@@ -350,11 +357,7 @@ struct Dp4aQ4_K {
       ilo = dp4a(w & 0x0F0F0F0F, word_of(x.lo, i), ilo);
       ihi = dp4a((w >> 4) & 0x0F0F0F0F, word_of(x.hi, i), ihi);
     }
-    float sclo, mlo, schi, mhi;
-    q4k_scale_min(raw.s0, raw.s1, raw.s2, 2 * j, sclo, mlo);
-    q4k_scale_min(raw.s0, raw.s1, raw.s2, 2 * j + 1, schi, mhi);
-    return h2f(raw.d) * (sclo * x.dlo * float(ilo) + schi * x.dhi * float(ihi)) -
-           h2f(raw.dm) * (mlo * x.slo + mhi * x.shi);
+    return finish(raw, j, ilo, ihi, x.dlo, x.dhi, x.slo, x.shi);
   }
 };
 template <> struct Dp4a<kQ4_K> : Dp4aQ4_K<false> {};
@@ -407,6 +410,12 @@ struct Dp4aQ6_K {
   }
   // q - 32 per byte for bytes in [0, 63], without cross-byte borrows.
   __device__ static uint32_t minus32(uint32_t v) { return ((v | 0x80808080u) - 0x20202020u) ^ 0x80808080u; }
+  // Word w (elements 4w..4w+3) of group g as four signed 6-bit weights.
+  __device__ static uint32_t q_word(const Raw& raw, int g, int w) {
+    const uint32_t l = (g & 1) ? (w ? raw.lb.y : raw.lb.x) : (w ? raw.la.y : raw.la.x);
+    const uint32_t hb = w ? raw.h.y : raw.h.x;
+    return minus32(((l >> ((g >> 1) * 4)) & 0x0F0F0F0Fu) | (((hb >> (2 * g)) & 0x03030303u) << 4));
+  }
   __device__ static float dot(const Raw& raw, const X& x, int64_t) {
     float acc = 0.f;
 #pragma unroll
@@ -414,10 +423,7 @@ struct Dp4aQ6_K {
       int isum = 0;
 #pragma unroll
       for (int w = 0; w < 2; ++w) {
-        const uint32_t l = (g & 1) ? (w ? raw.lb.y : raw.lb.x) : (w ? raw.la.y : raw.la.x);
-        const uint32_t hb = w ? raw.h.y : raw.h.x;
-        const uint32_t q = (((l >> ((g >> 1) * 4)) & 0x0F0F0F0Fu) | (((hb >> (2 * g)) & 0x03030303u) << 4));
-        isum = dp4a(minus32(q), w ? x.g[g].y : x.g[g].x, isum);
+        isum = dp4a(q_word(raw, g, w), w ? x.g[g].y : x.g[g].x, isum);
       }
       const float s = float(int8_t((raw.sc >> (8 * g)) & 0xFF));
       acc = fmaf(s * x.d[g], float(isum), acc);
@@ -507,11 +513,7 @@ struct Dp2aQ4_K : Dp4aQ4_K<SOA> {
       ilo = dp2(w & 0x0F0F0F0F, word_of(xl, p), word_of(xl, p + 1), ilo);
       ihi = dp2((w >> 4) & 0x0F0F0F0F, word_of(xh, p), word_of(xh, p + 1), ihi);
     }
-    float sclo, mlo, schi, mhi;
-    q4k_scale_min(raw.s0, raw.s1, raw.s2, 2 * j, sclo, mlo);
-    q4k_scale_min(raw.s0, raw.s1, raw.s2, 2 * j + 1, schi, mhi);
-    return h2f(raw.d) * (sclo * x.dlo * float(ilo) + schi * x.dhi * float(ihi)) -
-           h2f(raw.dm) * (mlo * x.slo + mhi * x.shi);
+    return Base::finish(raw, j, ilo, ihi, x.dlo, x.dhi, x.slo, x.shi);
   }
 };
 template <> struct Dp2a<kQ4_K> : Dp2aQ4_K<false> {};
@@ -538,10 +540,7 @@ struct Dp2aQ6_K : Dp4aQ6_K<SOA> {
       int isum = 0;
 #pragma unroll
       for (int w = 0; w < 2; ++w) {
-        const uint32_t l = (g & 1) ? (w ? raw.lb.y : raw.lb.x) : (w ? raw.la.y : raw.la.x);
-        const uint32_t hb = w ? raw.h.y : raw.h.x;
-        const uint32_t q = (((l >> ((g >> 1) * 4)) & 0x0F0F0F0Fu) | (((hb >> (2 * g)) & 0x03030303u) << 4));
-        isum = dp2(Base::minus32(q), word_of(x.g[g], 2 * w), word_of(x.g[g], 2 * w + 1), isum);
+        isum = dp2(Base::q_word(raw, g, w), word_of(x.g[g], 2 * w), word_of(x.g[g], 2 * w + 1), isum);
       }
       const float s = float(int8_t((raw.sc >> (8 * g)) & 0xFF));
       acc = fmaf(s * x.d[g], float(isum), acc);
