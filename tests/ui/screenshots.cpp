@@ -1,10 +1,15 @@
 // p64lab_screenshots: renders every panel of the workbench window offscreen (QWidget::grab) into
 // <out dir>/<panel id>.png, for docs/images and the README.
-// Usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]...
-// With --db the panels show that store's runs; with --model the model is opened first.
+// Usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]... [--chat MESSAGE]
+// With --db the panels show that store's runs; with --model the model is opened first; with
+// --chat the Chat panel sends MESSAGE (greedy, on the CPU) and waits for the reply.
 #include <QApplication>
+#include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QDir>
 #include <QPixmap>
+#include <QPlainTextEdit>
+#include <QSpinBox>
 #include <QStringList>
 #include <QTemporaryDir>
 
@@ -13,6 +18,7 @@
 #include "ui/app/application.h"
 #include "ui/app/main_window.h"
 #include "ui/app/workbench.h"
+#include "ui/panels/chat_panel.h"
 #include "ui/panels/panel.h"
 #include "ui/ui_test_support.h"
 
@@ -23,6 +29,7 @@ struct Args {
   QString db;
   QString model;
   QStringList panels;  // empty: all
+  QString chat;
 };
 
 bool parse(const QStringList& argv, Args* a) {
@@ -35,6 +42,8 @@ bool parse(const QStringList& argv, Args* a) {
       a->model = argv[++i];
     else if (s == "--panel" && has_value)
       a->panels << argv[++i];
+    else if (s == "--chat" && has_value)
+      a->chat = argv[++i];
     else if (!s.startsWith("--") && a->out_dir.isEmpty())
       a->out_dir = s;
     else
@@ -50,7 +59,7 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   Args args;
   if (!parse(app.arguments(), &args)) {
-    std::fprintf(stderr, "usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]...\n");
+    std::fprintf(stderr, "usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]... [--chat MESSAGE]\n");
     return 2;
   }
   p64::ui::init_application_metadata();
@@ -69,6 +78,23 @@ int main(int argc, char** argv) {
     window.open_model(args.model);
     if (!p64::ui::test::wait_until([&] { return workbench.model() != nullptr; }, 120000)) {
       std::fprintf(stderr, "p64lab_screenshots: %s: the model did not open\n", qPrintable(args.model));
+      return 1;
+    }
+  }
+
+  if (!args.chat.isEmpty()) {
+    auto* chat = qobject_cast<p64::ui::ChatPanel*>(window.panel("chat"));
+    if (!chat) return 1;
+    window.show_panel("chat");
+    chat->backend_box()->setCurrentText("cpu");
+    chat->temperature_box()->setValue(0);
+    chat->max_tokens_box()->setValue(60);
+    bool done = false;
+    QObject::connect(chat, &p64::ui::ChatPanel::reply_finished, [&done] { done = true; });
+    chat->input_edit()->setPlainText(args.chat);
+    chat->send();
+    if (!p64::ui::test::wait_until([&] { return done; }, 120000)) {
+      std::fprintf(stderr, "p64lab_screenshots: the chat reply did not finish\n");
       return 1;
     }
   }

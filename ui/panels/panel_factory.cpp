@@ -1,6 +1,7 @@
 #include "ui/panels/panel_factory.h"
 
 #include "ui/panels/ab_panel.h"
+#include "ui/panels/chat_panel.h"
 #include "ui/panels/models_panel.h"
 #include "ui/panels/optimisations_panel.h"
 #include "ui/panels/passport_panel.h"
@@ -8,14 +9,13 @@
 #include "ui/panels/runs_panel.h"
 #include "ui/panels/scoreboard_panel.h"
 #include "ui/panels/timeline_panel.h"
-#include "ui/panels/pending_panel.h"
 
 namespace p64::ui {
 
 QList<Panel*> create_panels(Workbench& wb) {
   QList<Panel*> p;
   p << new ModelsPanel(wb);
-  p << new PendingPanel(wb, "chat", QObject::tr("Chat"), "engine/runtime/session.h");
+  p << new ChatPanel(wb);
   p << new RunsPanel(wb);
   p << new AbPanel(wb);
   p << new TimelinePanel(wb);
