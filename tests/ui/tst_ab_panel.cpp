@@ -190,6 +190,7 @@ class TestAbPanel : public QObject {
     QCOMPARE(reopened.view().ratio_median, cmp->ratio_median);
     QCOMPARE(reopened.view().verdict, cmp->verdict);
     QCOMPARE(reopened.quality()->rowCount(), 2);
+    QCOMPARE(reopened.config_b().toStdString(), cmp->config_b);  // Start would repeat that comparison
 
     // Cancelled at once: ends as cancelled and adds no run.
     const size_t runs_before = store->runs().size();

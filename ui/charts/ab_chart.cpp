@@ -70,7 +70,8 @@ void fill_ab_chart(QChart* chart, const AbView& v) {
   const double top = std::max({v.a.max, v.b.max, v.a.median, v.b.median});
   y->setRange(0, top > 0 ? top * 1.15 : 1);
   y->setTitleText(QObject::tr("decode tok/s"));
-  y->setLabelFormat("%.1f");
+  y->applyNiceNumbers();
+  y->setLabelFormat("%g");
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   bars->attachAxis(x);

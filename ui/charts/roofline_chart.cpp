@@ -92,6 +92,16 @@ void fill_roofline_chart(QChart* chart, const std::vector<RooflinePoint>& points
       s->attachAxis(y);
     }
   }
+  // Labels of points that sit almost on one another would print over each other: those are
+  // left to the legend, which names every point by its colour.
+  auto crowded = [&](const RooflinePoint& p) {
+    for (const auto& q : points) {
+      if (q.run_id == p.run_id) continue;
+      const double rx = q.bytes_per_token / p.bytes_per_token, ry = q.effective_gbs / p.effective_gbs;
+      if (rx < 1.25 && rx > 0.8 && ry < 1.3 && ry > 0.77) return true;
+    }
+    return false;
+  };
   int i = 0;
   for (const auto& p : points) {
     auto* s = new QScatterSeries;
@@ -104,7 +114,7 @@ void fill_roofline_chart(QChart* chart, const std::vector<RooflinePoint>& points
     QString text = p.label;
     s->setPointLabelsFormat(text.replace('@', ' ') +
                             (p.measured_read_gbs > 0 ? QString(" (%1%)").arg(100 * p.share(), 0, 'f', 0) : QString()));
-    s->setPointLabelsVisible(true);
+    s->setPointLabelsVisible(!crowded(p));
     s->setPointLabelsClipping(false);
     s->setPointLabelsColor(ink);
     chart->addSeries(s);

@@ -37,7 +37,7 @@ QSpinBox* spin(int lo, int hi, int value, QWidget* parent) {
 
 QString side_figures(const AbSideView& s) {
   return QObject::tr("%1 on %2: median <b>%3</b> tok/s [%4–%5] over %6 runs")
-      .arg(s.backend, s.device.toHtmlEscaped())
+      .arg(s.config.toHtmlEscaped(), s.device.toHtmlEscaped())
       .arg(s.median, 0, 'f', 2)
       .arg(s.min, 0, 'f', 2)
       .arg(s.max, 0, 'f', 2)
@@ -187,6 +187,17 @@ void AbPanel::reload() {
         }
         try {
           show_view(ab_view_from_stored(*l.run));
+          // The editors take the stored configurations, so Start repeats that comparison.
+          for (auto [side, config] : {std::pair{&a_, view_.a.config}, std::pair{&b_, view_.b.config}}) {
+            QStringList items = config.split(',', Qt::SkipEmptyParts);
+            for (int i = 0; i < items.size(); ++i)
+              if (items[i].startsWith("backend=")) {
+                const int k = side->backend->findText(items.takeAt(i).mid(8));
+                if (k >= 0) side->backend->setCurrentIndex(k);
+                break;
+              }
+            side->options->setText(items.join(','));
+          }
           recorded_->setText(l.comparison ? tr("Stored A/B run #%1 (comparison #%2, %3).")
                                                 .arg(l.run->id)
                                                 .arg(l.comparison->id)
@@ -215,6 +226,7 @@ QWidget* AbPanel::make_side(const QString& name, SideEditor* side, const QString
   side->switches->setToolTip(tr("The backend's optimisation switches: picking one sets opt.NAME=VALUE"));
   side->figures = new QLabel(box);
   side->figures->setTextFormat(Qt::RichText);
+  side->figures->setWordWrap(true);
   auto* form = new QFormLayout(box);
   form->addRow(tr("Backend:"), side->backend);
   form->addRow(tr("Options:"), side->options);
