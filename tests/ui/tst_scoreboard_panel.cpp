@@ -86,6 +86,9 @@ class TestScoreboardPanel : public QObject {
     QCOMPARE(report_format_for("a/b.PDF"), ReportFormat::Pdf);
     QCOMPARE(report_format_for("r.htm"), ReportFormat::Html);
     QVERIFY_THROWS_EXCEPTION(std::exception, report_format_for("r.docx"));
+
+    const QString pdf_html = pdf_ready_html("<h2>S</h2><svg width=\"9\"><text>label</text></svg><td>✅</td><td>❌</td>");
+    QCOMPARE(pdf_html, QString("<h2>S</h2><td>PASS</td><td>not met</td>"));
   }
 
   void page_matches_the_store_and_exports_every_format() {

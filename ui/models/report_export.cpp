@@ -4,6 +4,7 @@
 #include <QFileInfo>
 #include <QPageSize>
 #include <QPdfWriter>
+#include <QRegularExpression>
 #include <QTextDocument>
 
 #include <nlohmann/json.hpp>
@@ -24,6 +25,13 @@ ReportFormat report_format_for(const QString& path) {
               "' (use .md, .html, .csv, .json or .pdf)");
 }
 
+QString pdf_ready_html(const std::string& html) {
+  QString h = QString::fromStdString(html);
+  h.remove(QRegularExpression("<svg\\b.*?</svg>", QRegularExpression::DotMatchesEverythingOption));
+  h.replace(QString::fromUtf8("✅"), QObject::tr("PASS")).replace(QString::fromUtf8("❌"), QObject::tr("not met"));
+  return h;
+}
+
 void export_report(const nlohmann::json& report, const QString& path) {
   const ReportFormat f = report_format_for(path);
   if (f == ReportFormat::Pdf) {
@@ -32,7 +40,7 @@ void export_report(const nlohmann::json& report, const QString& path) {
     pdf.setTitle(QObject::tr("P64 Lab report"));
     pdf.setCreator("p64lab");
     QTextDocument doc;
-    doc.setHtml(QString::fromStdString(render_html(report)));
+    doc.setHtml(pdf_ready_html(render_html(report)));
     doc.print(&pdf);
     if (QFileInfo(path).size() == 0) throw Error(path.toStdString() + ": the PDF could not be written");
     return;

@@ -13,4 +13,9 @@ enum class ReportFormat { Markdown, Html, Csv, Json, Pdf };
 ReportFormat report_format_for(const QString& path);
 void export_report(const nlohmann::json& report, const QString& path);
 
+// The report's HTML as QTextDocument lays it out for the PDF: QTextDocument has no SVG, so the
+// inline charts (whose labels it would print as loose text) are left out, and the ✅/❌ marks,
+// which PDF fonts often lack, become words.
+QString pdf_ready_html(const std::string& html);
+
 }  // namespace p64::ui
