@@ -99,6 +99,17 @@ class TestChatPanel : public QObject {
     QCOMPARE(panel->turns().size(), 2);
     QCOMPARE(p64::Store::open(wb.store_path().toStdString())->chat_messages(sid).size(), size_t{3});
 
+    // Edit and resend: the message comes back to the input, its turn leaves the conversation.
+    panel->edit_last();
+    QCOMPARE(panel->input_edit()->toPlainText(), QString("Once upon a time"));
+    QCOMPARE(panel->turns().size(), 0);
+    finished.clear();
+    panel->input_edit()->setPlainText("Once upon a time there was a cat");
+    panel->send();
+    QVERIFY(test::wait_until([&] { return finished.count() > 0; }, 120000));
+    QCOMPARE(panel->turns().size(), 2);
+    QCOMPARE(panel->turns().first().text, QString("Once upon a time there was a cat"));
+
     // Stop right after sending: the reply ends as cancelled.
     finished.clear();
     panel->max_tokens_box()->setValue(4000);

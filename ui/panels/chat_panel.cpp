@@ -123,10 +123,14 @@ ChatPanel::ChatPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   stop_->setEnabled(false);
   regenerate_ = new QPushButton(tr("Regenerate"), this);
   regenerate_->setEnabled(false);
+  edit_ = new QPushButton(tr("Edit last"), this);
+  edit_->setToolTip(tr("Put the last message back in the input, without its reply, to edit and resend it"));
+  edit_->setEnabled(false);
   rate_ = new QLabel(this);
   rate_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(rate_, 1);
+  buttons->addWidget(edit_);
   buttons->addWidget(regenerate_);
   buttons->addWidget(stop_);
   buttons->addWidget(send_);
@@ -148,6 +152,7 @@ ChatPanel::ChatPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   connect(send_, &QPushButton::clicked, this, &ChatPanel::send);
   connect(stop_, &QPushButton::clicked, this, &ChatPanel::stop);
   connect(regenerate_, &QPushButton::clicked, this, &ChatPanel::regenerate);
+  connect(edit_, &QPushButton::clicked, this, &ChatPanel::edit_last);
   connect(new_, &QPushButton::clicked, this, &ChatPanel::new_conversation);
   auto* shortcut = new QShortcut(QKeySequence(Qt::CTRL | Qt::Key_Return), input_);
   shortcut->setContext(Qt::WidgetWithChildrenShortcut);
@@ -197,6 +202,7 @@ void ChatPanel::set_replying(bool on) {
   send_->setEnabled(!on);
   stop_->setEnabled(on);
   regenerate_->setEnabled(!on && !last_reply().isNull() && !turns_.isEmpty() && turns_.back().role == "assistant");
+  edit_->setEnabled(!on && !turns_.isEmpty());
   new_->setEnabled(!on);
   conversations_->setEnabled(!on);
   backend_->setEnabled(!on);
@@ -214,6 +220,27 @@ void ChatPanel::regenerate() {
   if (replying() || turns_.size() < 2 || turns_.back().role != "assistant") return;
   turns_.removeLast();
   start_turn(turns_.back().text, true);
+}
+
+void ChatPanel::edit_last() {
+  if (replying()) return;
+  int user = -1;
+  for (int i = turns_.size() - 1; i >= 0 && user < 0; --i)
+    if (turns_[i].role == "user") user = i;
+  if (user < 0) return;
+  input_->setPlainText(turns_[user].text);
+  const int dropped = turns_.size() - user;
+  turns_.resize(user);
+  if (engine_) {
+    auto h = engine_->chat().history();
+    h.resize(h.size() >= static_cast<size_t>(dropped) ? h.size() - dropped : 0);
+    engine_->chat().set_history(std::move(h));
+  } else if (pending_history_) {
+    pending_history_->resize(pending_history_->size() >= static_cast<size_t>(dropped) ? pending_history_->size() - dropped : 0);
+  }
+  render();
+  set_replying(false);
+  input_->setFocus();
 }
 
 void ChatPanel::stop() {

@@ -59,6 +59,8 @@ class ChatPanel : public Panel {
   void send();
   void stop();
   void regenerate();
+  // Takes the last message back into the input (its reply dropped) to be edited and sent again.
+  void edit_last();
   void new_conversation();
   void open_conversation(qint64 session_id);
   void reload_conversations();
@@ -88,6 +90,7 @@ class ChatPanel : public Panel {
   QPushButton* send_;
   QPushButton* stop_;
   QPushButton* regenerate_;
+  QPushButton* edit_;
   QPushButton* new_;
   QLabel* rate_;
   QListWidget* conversations_;
