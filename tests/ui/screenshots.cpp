@@ -1,9 +1,11 @@
 // p64lab_screenshots: renders every panel of the workbench window offscreen (QWidget::grab) into
 // <out dir>/<panel id>.png, for docs/images and the README.
-// Usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]... [--chat MESSAGE]
+// Usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]... [--chat MESSAGE] [--ab]
 // With --db the panels show that store's runs; with --model the model is opened first; with
-// --chat the Chat panel sends MESSAGE (greedy, on the CPU) and waits for the reply.
+// --chat the Chat panel sends MESSAGE (greedy, on the CPU) and waits for the reply; with --ab
+// the A/B panel runs its default comparison with the per-op split first.
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QDir>
@@ -18,6 +20,7 @@
 #include "ui/app/application.h"
 #include "ui/app/main_window.h"
 #include "ui/app/workbench.h"
+#include "ui/panels/ab_panel.h"
 #include "ui/panels/chat_panel.h"
 #include "ui/panels/panel.h"
 #include "ui/ui_test_support.h"
@@ -30,6 +33,7 @@ struct Args {
   QString model;
   QStringList panels;  // empty: all
   QString chat;
+  bool ab = false;
 };
 
 bool parse(const QStringList& argv, Args* a) {
@@ -44,6 +48,8 @@ bool parse(const QStringList& argv, Args* a) {
       a->panels << argv[++i];
     else if (s == "--chat" && has_value)
       a->chat = argv[++i];
+    else if (s == "--ab")
+      a->ab = true;
     else if (!s.startsWith("--") && a->out_dir.isEmpty())
       a->out_dir = s;
     else
@@ -59,7 +65,7 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   Args args;
   if (!parse(app.arguments(), &args)) {
-    std::fprintf(stderr, "usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]... [--chat MESSAGE]\n");
+    std::fprintf(stderr, "usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]... [--chat MESSAGE] [--ab]\n");
     return 2;
   }
   p64::ui::init_application_metadata();
@@ -95,6 +101,20 @@ int main(int argc, char** argv) {
     chat->send();
     if (!p64::ui::test::wait_until([&] { return done; }, 120000)) {
       std::fprintf(stderr, "p64lab_screenshots: the chat reply did not finish\n");
+      return 1;
+    }
+  }
+
+  if (args.ab) {
+    auto* ab = qobject_cast<p64::ui::AbPanel*>(window.panel("ab"));
+    if (!ab) return 1;
+    window.show_panel("ab");
+    ab->split_box()->setChecked(true);
+    bool done = false;
+    QObject::connect(ab, &p64::ui::AbPanel::ab_finished, [&done] { done = true; });
+    ab->start_ab();
+    if (!p64::ui::test::wait_until([&] { return done; }, 300000)) {
+      std::fprintf(stderr, "p64lab_screenshots: the A/B did not finish\n");
       return 1;
     }
   }

@@ -7,6 +7,7 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -147,6 +148,7 @@ class TestAbPanel : public QObject {
     panel.warmup_box()->setValue(0);
     panel.tokens_box()->setValue(4);
     panel.quality_tokens_box()->setValue(8);
+    panel.split_box()->setChecked(true);
 
     QSignalSpy done(&panel, &AbPanel::ab_finished);
     panel.start_ab();
@@ -180,6 +182,18 @@ class TestAbPanel : public QObject {
     QCOMPARE(panel.quality()->rowCount(), 2);
     QVERIFY(panel.recorded_label()->text().contains(QString("#%1").arg(run_id)));
     QVERIFY(panel.recorded_label()->text().contains("kv_f16"));
+    // The per-op split: one stacked bar for A and one for B, a segment per op group measured.
+    QVERIFY(panel.view().has_split);
+    const auto split = series_of<QStackedBarSeries>(panel.split_chart_view()->chart());
+    QCOMPARE(split.size(), 1);
+    QVERIFY(split[0]->count() >= 3);  // at least RMS, ATTN, FFN
+    double a_ms = 0, b_ms = 0;
+    for (QBarSet* set : split[0]->barSets()) {
+      QCOMPARE(set->count(), 2);
+      a_ms += set->at(0);
+      b_ms += set->at(1);
+    }
+    QVERIFY(a_ms > 0 && b_ms > 0);
 
     // A page opened later shows the same comparison, read back from the store.
     AbPanel reopened(wb);

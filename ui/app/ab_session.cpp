@@ -5,6 +5,7 @@
 #include "engine/lab/store.h"
 #include "engine/model/model.h"
 #include "engine/runtime/backend_registry.h"
+#include "ui/app/lab_sessions.h"
 
 namespace p64::ui {
 
@@ -25,7 +26,18 @@ AbOutcome run_ab_session(const AbRequest& req, const ProgressFn& progress) {
     model = open_lab_model(req.model_path);
   }
   AbOutcome out;
-  out.result = run_ab(a, b, model, req.params, {}, progress);
+  // With the split, the A/B is the first 80% of the bar and each side's timeline 10%.
+  auto part = [&progress](double from, double width) -> ProgressFn {
+    if (!progress) return {};
+    return [progress, from, width](double f, std::string_view what) { return progress(from + width * f, what); };
+  };
+  out.result = run_ab(a, b, model, req.params, {}, req.op_split ? part(0, 0.8) : progress);
+  if (req.op_split) {
+    LabRequest side{req.model_path, model, req.config_a, "", ""};
+    out.split_a = run_timeline_session(side, req.split_params, part(0.8, 0.1)).result.spans;
+    side.config = req.config_b;
+    out.split_b = run_timeline_session(side, req.split_params, part(0.9, 0.1)).result.spans;
+  }
   if (req.store_path.empty()) {
     out.stored.outcome = judge_ab(out.result, std::nullopt);
     return out;

@@ -11,6 +11,7 @@
 #include "engine/common/progress.h"
 #include "engine/lab/ab.h"
 #include "engine/lab/store_types.h"
+#include "engine/lab/timeline_run.h"
 
 namespace p64 {
 class Model;
@@ -25,6 +26,8 @@ struct AbRequest {
   std::string config_b;
   std::string store_path;  // empty = judge only, store nothing
   AbParams params;
+  bool op_split = false;  // after the A/B, a timeline of each side for the per-op split (not stored)
+  TimelineParams split_params;
 };
 
 struct AbOutcome {
@@ -33,6 +36,7 @@ struct AbOutcome {
   std::optional<ComparisonRecord> comparison;    // as read back from the store
   std::optional<OptimisationRecord> optimisation;  // the switch judged, after the verdict
   std::vector<OptimisationHistoryEntry> history;   // its dated changes, newest last
+  std::vector<OpSpan> split_a, split_b;            // with op_split: each side's timeline spans
 };
 
 AbOutcome run_ab_session(const AbRequest& request, const ProgressFn& progress);

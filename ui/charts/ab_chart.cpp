@@ -14,6 +14,7 @@
 
 #include "ui/app/theme.h"
 #include "ui/models/ab_view.h"
+#include "ui/models/timeline_model.h"
 
 namespace p64::ui {
 
@@ -96,6 +97,42 @@ void fill_ab_chart(QChart* chart, const AbView& v) {
     if (i == 1) hide_from_legend(chart, runs);
   }
   chart->legend()->setAlignment(Qt::AlignBottom);
+}
+
+void fill_ab_split_chart(QChart* chart, const AbView& v) {
+  reset(chart);
+  if (!v.has_split) {
+    chart->setTitle(QObject::tr("Per-op split — tick “Per-op split” and start an A/B"));
+    return;
+  }
+  chart->setTitle(QObject::tr("Per-op split (ms per decode token, timing on)"));
+  auto* bars = new QStackedBarSeries;
+  double top = 0, a_total = 0, b_total = 0;
+  for (int g = 0; g < 6; ++g) {
+    a_total += v.a_split_ms[g];
+    b_total += v.b_split_ms[g];
+    if (v.a_split_ms[g] <= 0 && v.b_split_ms[g] <= 0) continue;
+    auto* set = new QBarSet(group_label(g));
+    *set << v.a_split_ms[g] << v.b_split_ms[g];
+    set->setColor(op_group_color(g));
+    set->setBorderColor(op_group_color(g));
+    bars->append(set);
+  }
+  top = std::max(a_total, b_total);
+  bars->setBarWidth(0.5);
+  chart->addSeries(bars);
+  auto* x = new QBarCategoryAxis;
+  x->append({QObject::tr("A"), QObject::tr("B")});
+  auto* y = new QValueAxis;
+  y->setRange(0, top > 0 ? top * 1.1 : 1);
+  y->applyNiceNumbers();
+  y->setLabelFormat("%g");
+  y->setTitleText(QObject::tr("ms per token"));
+  chart->addAxis(x, Qt::AlignBottom);
+  chart->addAxis(y, Qt::AlignLeft);
+  bars->attachAxis(x);
+  bars->attachAxis(y);
+  chart->legend()->setAlignment(Qt::AlignRight);
 }
 
 }  // namespace p64::ui

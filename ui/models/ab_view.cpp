@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "ui/models/timeline_model.h"
 
 namespace p64::ui {
 
@@ -105,6 +106,19 @@ AbView ab_view_from_stored(const RunRecord& run) {
   } catch (const nlohmann::json::exception& e) {
     throw Error("run " + std::to_string(run.id) + ": malformed A/B summary (" + e.what() + ")");
   }
+}
+
+void set_ab_split(AbView* v, const std::vector<OpSpan>& a_spans, const std::vector<OpSpan>& b_spans) {
+  auto split = [](const std::vector<OpSpan>& spans) {
+    TimelineSplitModel m;
+    m.set_spans(spans);
+    std::array<double, 6> ms{};
+    for (int g = 0; g < TimelineSplitModel::kGroups; ++g) ms[g] = m.group_total_ms(g);
+    return ms;
+  };
+  v->a_split_ms = split(a_spans);
+  v->b_split_ms = split(b_spans);
+  v->has_split = !a_spans.empty() && !b_spans.empty();
 }
 
 QString verdict_name(Verdict verdict) { return QString::fromUtf8(to_string(verdict).data()).toUpper(); }

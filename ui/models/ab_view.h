@@ -5,6 +5,8 @@
 #include <QString>
 #include <QVector>
 
+#include <array>
+
 #include <optional>
 
 #include "engine/lab/ab.h"
@@ -33,11 +35,17 @@ struct AbView {
   QString reason;
   std::optional<Verdict> previous;
   qint64 run_id = 0;  // 0 = not stored
+  // Per-op split (ms per decode token by op group, OpGroup order) of each side, when measured.
+  bool has_split = false;
+  std::array<double, 6> a_split_ms{}, b_split_ms{};
   bool empty() const { return a.tok_s.isEmpty() && b.tok_s.isEmpty(); }
 };
 
 AbView make_ab_view(const AbResult& result, const VerdictOutcome& outcome, std::optional<Verdict> previous,
                     qint64 run_id);
+
+// Adds each side's per-op split from its timeline spans (ms per decode token by op group).
+void set_ab_split(AbView* view, const std::vector<OpSpan>& a_spans, const std::vector<OpSpan>& b_spans);
 
 // The same view read back from a stored A/B run (its summary_json is ab_to_json's object), so the
 // page can show the latest comparison when it opens. Throws p64::Error when the JSON is not one.

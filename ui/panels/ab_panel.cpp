@@ -2,6 +2,7 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QFileInfo>
 #include <QFormLayout>
@@ -76,6 +77,8 @@ AbPanel::AbPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   prompt_ = spin(1, 4096, 32, this);
   quality_tokens_ = spin(2, 4096, 32, this);
   quality_tokens_->setToolTip(tr("Teacher-forced positions compared by the quality gates"));
+  split_ = new QCheckBox(tr("Per-op split"), this);
+  split_->setToolTip(tr("After the A/B, run a timeline of each side and show their per-op split (not stored)"));
   start_ = new QPushButton(QIcon(":/icons/ab.svg"), tr("Start A/B"), this);
   start_->setDefault(true);
   cancel_ = new QPushButton(tr("Cancel"), this);
@@ -96,6 +99,7 @@ AbPanel::AbPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
     params->addWidget(box);
   }
   auto* run_bar = new QHBoxLayout;
+  run_bar->addWidget(split_);
   run_bar->addWidget(start_);
   run_bar->addWidget(cancel_);
   run_bar->addWidget(progress_, 1);
@@ -104,13 +108,20 @@ AbPanel::AbPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   chart_ = new QChartView(new QChart, this);
   chart_->setRenderHint(QPainter::Antialiasing);
   chart_->setMinimumSize(360, 280);
+  split_chart_ = new QChartView(new QChart, this);
+  split_chart_->setRenderHint(QPainter::Antialiasing);
+  split_chart_->setMinimumHeight(200);
   ratio_ = new QLabel(this);
   ratio_->setTextFormat(Qt::RichText);
   quality_table_ = new QTableView(this);
   quality_table_->setModel(quality_);
   quality_table_->verticalHeader()->hide();
   quality_table_->horizontalHeader()->setStretchLastSection(true);
-  quality_table_->setMaximumHeight(110);
+  // As tall as its rows: the split chart below takes the room left, never the table's.
+  quality_table_->verticalHeader()->setDefaultSectionSize(quality_table_->fontMetrics().height() + 8);
+  quality_table_->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
+  quality_table_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  quality_table_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Minimum);
   quality_table_->setWordWrap(false);
   verdict_ = new QLabel(this);
   verdict_->setTextFormat(Qt::RichText);
@@ -138,7 +149,7 @@ AbPanel::AbPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   fl->addWidget(rule_);
   fl->addWidget(recorded_);
   fl->addLayout(links);
-  fl->addStretch(1);
+  fl->addWidget(split_chart_, 1);
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(chart_);
   split->addWidget(figures);
@@ -288,6 +299,7 @@ void AbPanel::set_running(bool on) {
     s->options->setEnabled(!on);
     s->switches->setEnabled(!on);
   }
+  split_->setEnabled(!on);
   if (!on) progress_->setFormat("%p%");
 }
 
@@ -312,6 +324,9 @@ void AbPanel::start_ab() {
   req.params.decode_tokens = tokens_->value();
   req.params.prompt_tokens = prompt_->value();
   req.params.quality_tokens = quality_tokens_->value();
+  req.op_split = split_->isChecked();
+  req.split_params.decode_tokens = tokens_->value();
+  req.split_params.prompt_tokens = prompt_->value();
   auto out = std::make_shared<AbOutcome>();
   auto* job = new Job(tr("A/B %1").arg(QFileInfo(wb_.model_path()).fileName()),
                       [req, out](const ProgressFn& progress, Job&) { *out = run_ab_session(req, progress); });
@@ -325,7 +340,9 @@ void AbPanel::start_ab() {
   });
   connect(job, &Job::succeeded, this, [this, out] {
     const AbOutcome& o = *out;
-    show_view(make_ab_view(o.result, o.stored.outcome, o.stored.previous, o.stored.run_id));
+    AbView view = make_ab_view(o.result, o.stored.outcome, o.stored.previous, o.stored.run_id);
+    if (!o.split_a.empty()) set_ab_split(&view, o.split_a, o.split_b);
+    show_view(view);
     QString rec;
     if (o.comparison) {
       rec = tr("Recorded: A/B run #%1 with comparison #%2 (%3).")
@@ -364,6 +381,7 @@ void AbPanel::start_ab() {
 void AbPanel::show_view(const AbView& v) {
   view_ = v;
   fill_ab_chart(chart_->chart(), v);
+  fill_ab_split_chart(split_chart_->chart(), v);
   quality_->set_rows(v.quality);
   quality_table_->resizeColumnsToContents();
   if (v.empty()) {

@@ -4,6 +4,7 @@
 #include "ui/models/ab_view.h"
 #include "ui/panels/panel.h"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
 class QLineEdit;
@@ -26,7 +27,7 @@ class AbPanel : public Panel {
   explicit AbPanel(Workbench& wb, QWidget* parent = nullptr);
   QString id() const override { return "ab"; }
   QString title() const override { return tr("A/B"); }
-  QList<QChartView*> chart_views() const override { return {chart_}; }
+  QList<QChartView*> chart_views() const override { return {chart_, split_chart_}; }
 
   struct SideEditor {
     QComboBox* backend = nullptr;
@@ -43,6 +44,8 @@ class AbPanel : public Panel {
   QSpinBox* tokens_box() const { return tokens_; }
   QSpinBox* quality_tokens_box() const { return quality_tokens_; }
   QChartView* chart_view() const { return chart_; }
+  QChartView* split_chart_view() const { return split_chart_; }
+  QCheckBox* split_box() const { return split_; }
   AbQualityModel* quality() const { return quality_; }
   const AbView& view() const { return view_; }
   QLabel* verdict_label() const { return verdict_; }
@@ -81,6 +84,8 @@ class AbPanel : public Panel {
   QProgressBar* progress_;
   QLabel* status_;
   QChartView* chart_;
+  QChartView* split_chart_;
+  QCheckBox* split_;
   QLabel* ratio_;
   AbQualityModel* quality_;
   QTableView* quality_table_;
