@@ -26,21 +26,9 @@
 #include "ui/models/passport_model.h"
 #include "ui/panels/convert_dialog.h"
 #include "ui/panels/synth_dialog.h"
+#include "ui/panels/table_view.h"
 
 namespace p64::ui {
-
-namespace {
-QTableView* make_table(QAbstractItemModel* model, QWidget* parent) {
-  auto* t = new QTableView(parent);
-  t->setModel(model);
-  t->verticalHeader()->hide();
-  t->horizontalHeader()->setStretchLastSection(true);
-  t->setSelectionBehavior(QAbstractItemView::SelectRows);
-  t->setAlternatingRowColors(true);
-  t->setWordWrap(false);
-  return t;
-}
-}  // namespace
 
 ModelsPanel::ModelsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   header_ = new KeyValueModel(this);

@@ -12,22 +12,9 @@
 #include "ui/app/workbench.h"
 #include "ui/jobs/store_job.h"
 #include "ui/models/optimisation_model.h"
+#include "ui/panels/table_view.h"
 
 namespace p64::ui {
-
-namespace {
-QTableView* make_table(QAbstractItemModel* m, QWidget* parent) {
-  auto* t = new QTableView(parent);
-  t->setModel(m);
-  t->verticalHeader()->hide();
-  t->horizontalHeader()->setStretchLastSection(true);
-  t->setSelectionBehavior(QAbstractItemView::SelectRows);
-  t->setSelectionMode(QAbstractItemView::SingleSelection);
-  t->setAlternatingRowColors(true);
-  t->setWordWrap(false);
-  return t;
-}
-}  // namespace
 
 OptimisationsPanel::OptimisationsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   model_ = new OptimisationModel(this);
@@ -57,9 +44,9 @@ OptimisationsPanel::OptimisationsPanel(Workbench& wb, QWidget* parent) : Panel(w
   bar->addWidget(text_, 1);
   bar->addWidget(summary_);
 
-  table_ = make_table(filter_, this);
+  table_ = make_table(filter_, this, TableSelection::OneRow);
   table_->setSortingEnabled(true);
-  history_table_ = make_table(history_, this);
+  history_table_ = make_table(history_, this, TableSelection::OneRow);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(table_);
   auto* hist_box = new QWidget(split);

@@ -26,21 +26,11 @@
 #include "ui/models/passport_model.h"
 #include "ui/models/run_table_model.h"
 #include "ui/models/sample_table_model.h"
+#include "ui/panels/table_view.h"
 
 namespace p64::ui {
 
 namespace {
-QTableView* make_table(QAbstractItemModel* m, QWidget* parent) {
-  auto* t = new QTableView(parent);
-  t->setModel(m);
-  t->verticalHeader()->hide();
-  t->horizontalHeader()->setStretchLastSection(true);
-  t->setSelectionBehavior(QAbstractItemView::SelectRows);
-  t->setSelectionMode(QAbstractItemView::SingleSelection);
-  t->setAlternatingRowColors(true);
-  t->setWordWrap(false);
-  return t;
-}
 
 QSpinBox* spin(int lo, int hi, int value, QWidget* parent) {
   auto* s = new QSpinBox(parent);
@@ -131,14 +121,14 @@ RunsPanel::RunsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   filter_bar->addWidget(kind_filter_);
   filter_bar->addWidget(text_filter_, 1);
   filter_bar->addWidget(imported_);
-  table_ = make_table(filter_, this);
+  table_ = make_table(filter_, this, TableSelection::OneRow);
   table_->setSortingEnabled(true);
   table_->sortByColumn(RunTableModel::kId, Qt::DescendingOrder);
 
   detail_tabs_ = new QTabWidget(this);
-  detail_tabs_->addTab(make_table(samples_, this), tr("Samples"));
-  detail_tabs_->addTab(make_table(details_, this), tr("Options and summary"));
-  detail_tabs_->addTab(make_table(passport_, this), tr("Passport"));
+  detail_tabs_->addTab(make_table(samples_, this, TableSelection::OneRow), tr("Samples"));
+  detail_tabs_->addTab(make_table(details_, this, TableSelection::OneRow), tr("Options and summary"));
+  detail_tabs_->addTab(make_table(passport_, this, TableSelection::OneRow), tr("Passport"));
 
   auto* history = new QWidget(this);
   auto* history_layout = new QVBoxLayout(history);

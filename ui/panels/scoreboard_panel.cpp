@@ -22,21 +22,11 @@
 #include "ui/jobs/store_job.h"
 #include "ui/models/json_table_model.h"
 #include "ui/models/report_export.h"
+#include "ui/panels/table_view.h"
 
 namespace p64::ui {
 
 namespace {
-QTableView* make_table(QAbstractItemModel* m, QWidget* parent) {
-  auto* t = new QTableView(parent);
-  t->setModel(m);
-  t->verticalHeader()->hide();
-  t->horizontalHeader()->setStretchLastSection(true);
-  t->setSelectionBehavior(QAbstractItemView::SelectRows);
-  t->setAlternatingRowColors(true);
-  t->setWordWrap(false);
-  t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 8);
-  return t;
-}
 
 QLabel* heading(const QString& text, QWidget* parent) {
   auto* l = new QLabel(QString("<b>%1</b>").arg(text), parent);
@@ -103,6 +93,8 @@ ScoreboardPanel::ScoreboardPanel(Workbench& wb, QWidget* parent) : Panel(wb, par
   scoreboard_table_ = make_table(scoreboard_, this);
   bars_table_ = make_table(bars_, this);
   peers_table_ = make_table(peers_, this);
+  for (QTableView* t : {scoreboard_table_, bars_table_, peers_table_})
+    t->verticalHeader()->setDefaultSectionSize(t->fontMetrics().height() + 8);  // the status glyphs need it
   bars_chart_ = new QChartView(new QChart, this);
   bars_chart_->setRenderHint(QPainter::Antialiasing);
   bars_chart_->setMinimumWidth(320);
