@@ -6,8 +6,11 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QLabel>
+#include <QListWidget>
 #include <QMenuBar>
 #include <QMimeData>
+#include <QPushButton>
 
 #include "ui/app/main_window.h"
 #include "ui/app/recent_files.h"
@@ -34,6 +37,32 @@ class TestMainWindow : public QObject {
                                "optimisations", "passport"}));
     w.show_panel("passport");
     QCOMPARE(QSettings().value("window/panel").toString(), QString("passport"));
+  }
+
+  // The passport panel opens on a backend that can run here, and one that cannot (CUDA without a
+  // driver) says why instead of offering a measurement.
+  void passport_panel_starts_on_a_runnable_backend() {
+    Workbench wb;
+    MainWindow w(wb);
+    w.show_panel("passport");
+    QListWidget* list = nullptr;  // the panel's backend list: the one that offers "cpu"
+    for (QListWidget* l : w.findChildren<QListWidget*>())
+      if (!l->findItems("cpu", Qt::MatchExactly).isEmpty()) list = l;
+    QVERIFY(list);
+    QVERIFY(list->currentItem());
+    QVERIFY(list->currentItem()->flags() & Qt::ItemIsEnabled);
+    for (int i = 0; i < list->count(); ++i) {
+      if (list->item(i)->flags() & Qt::ItemIsEnabled) continue;
+      list->setCurrentRow(i);
+      bool says_why = false;
+      for (QLabel* l : w.findChildren<QLabel*>()) says_why |= l->text().contains("cannot run here");
+      QVERIFY(says_why);
+      auto* measure = w.findChild<QPushButton*>();
+      bool measure_disabled = false;
+      for (QPushButton* b : w.findChildren<QPushButton*>())
+        if (b->text().contains("Measure again")) measure_disabled = !b->isEnabled();
+      QVERIFY(measure && measure_disabled);
+    }
   }
 
   void actions_have_shortcuts() {

@@ -13,6 +13,7 @@
 #include "ui/app/workbench.h"
 #include "ui/jobs/job.h"
 #include "ui/models/passport_model.h"
+#include "ui/panels/table_view.h"
 
 namespace p64::ui {
 
@@ -36,12 +37,8 @@ PassportPanel::PassportPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent)
       item->setToolTip(QString::fromStdString(why));
     }
   }
-  table_ = new QTableView(this);
-  table_->setModel(model_);
-  table_->horizontalHeader()->setStretchLastSection(true);
-  table_->verticalHeader()->hide();
-  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
-  table_->setAlternatingRowColors(true);
+  table_ = make_table(model_, this);
+  table_->setWordWrap(true);
   measure_ = new QPushButton(tr("Measure again"), this);
   measure_->setToolTip(tr("Create the backend and measure its device facts and bandwidth now"));
   note_ = new QLabel(this);
@@ -59,12 +56,25 @@ PassportPanel::PassportPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent)
 
   connect(backends_, &QListWidget::currentTextChanged, this, &PassportPanel::show_backend);
   connect(measure_, &QPushButton::clicked, this, &PassportPanel::measure_again);
-  if (backends_->count() > 0) backends_->setCurrentRow(0);
+  // Start on the first backend that can run here (the CPU at worst).
+  int first = -1;
+  for (int i = 0; i < backends_->count() && first < 0; ++i)
+    if (backends_->item(i)->flags() & Qt::ItemIsEnabled) first = i;
+  if (first >= 0) backends_->setCurrentRow(first);
   else show_backend({});
 }
 
 void PassportPanel::show_backend(const QString& name) {
-  if (measured().contains(name)) {
+  const QList<QListWidgetItem*> items = backends_->findItems(name, Qt::MatchExactly);
+  const bool available = !items.isEmpty() && (items.front()->flags() & Qt::ItemIsEnabled);
+  measure_->setEnabled(available);
+  if (!items.isEmpty() && !available) {
+    Passport host_only;
+    host_only.host = collect_host_facts();
+    host_only.build = collect_build_facts();
+    model_->set_passport(host_only);
+    note_->setText(tr("The <b>%1</b> backend cannot run here: %2").arg(name, items.front()->toolTip().toHtmlEscaped()));
+  } else if (measured().contains(name)) {
     model_->set_passport(measured().value(name));
     note_->setText(tr("Passport of the <b>%1</b> backend, measured in this session.").arg(name));
   } else {
