@@ -79,6 +79,7 @@ struct Case {
   DType dtype;
   int64_t n;
 };
+void PrintTo(const Case& c, std::ostream* os) { *os << dtype_name(c.dtype) << "_" << c.n; }
 
 class GemvTest : public ::testing::TestWithParam<Case> {};
 

@@ -95,6 +95,10 @@ struct AttnCase {
   int n_head, n_kv, D, len, chunk;
   bool f16;
 };
+// Named by its fields (gtest would print the struct's bytes, padding included, into test names).
+void PrintTo(const AttnCase& c, std::ostream* os) {
+  *os << c.n_head << "q" << c.n_kv << "kv_d" << c.D << "_len" << c.len << "_chunk" << c.chunk << (c.f16 ? "_f16" : "_f32");
+}
 
 class CudaAttention : public ::testing::TestWithParam<AttnCase> {};
 
