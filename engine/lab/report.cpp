@@ -89,6 +89,9 @@ nlohmann::json build_report(const Store& store, const ReportOptions& opt) {
                              bar("G5", "effective GB/s share of measured read", share, b.g5_bandwidth_share,
                                  share >= b.g5_bandwidth_share)});
   rep["bars_evaluated_on_run"] = latest.is_null() ? json() : latest["run_id"];
+  // The plan's bars are per model and device: say which ones they were judged on.
+  if (!latest.is_null())
+    rep["bars_evaluated_on"] = {{"model", latest["model"]}, {"backend", latest["backend"]}, {"device", latest["device"]}};
 
   json split = json::object();
   int64_t model_id = 0;
@@ -137,7 +140,12 @@ std::string render_markdown(const nlohmann::json& r) {
       << fmt(p["stddev"]) << " | "
       << (p.contains("ratio_peer_over_ours") ? fmt(p["ratio_peer_over_ours"].get<double>(), 1) + "x ours" : "—")
       << " | peer | " << p["device"].get<std::string>() << " |\n";
-  o << "\n## Bars\n\n| Bar | Metric | Value | Threshold | Status |\n|---|---|---|---|---|\n";
+  o << "\n## Bars\n\n";
+  if (r.contains("bars_evaluated_on"))
+    o << "Judged on run " << r["bars_evaluated_on_run"].get<int64_t>() << ": "
+      << r["bars_evaluated_on"]["model"].get<std::string>() << ", " << r["bars_evaluated_on"]["backend"].get<std::string>()
+      << " on " << r["bars_evaluated_on"]["device"].get<std::string>() << " (use --model to judge another model).\n\n";
+  o << "| Bar | Metric | Value | Threshold | Status |\n|---|---|---|---|---|\n";
   for (const auto& b : r["bars"])
     o << "| " << b["bar"].get<std::string>() << " | " << b["metric"].get<std::string>() << " | " << fmt(b["value"], 3)
       << " | " << fmt(b["threshold"], 2) << " | " << (b["pass"].get<bool>() ? "✅" : "❌") << " |\n";

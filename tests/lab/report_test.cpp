@@ -35,6 +35,10 @@ TEST(Report, ScoreboardBarsAndRejectedListFromTheImportedPlan) {
   EXPECT_NE(md.find("| Session start (2026-07-10 AM) | 6.70 | 6.70-6.70 | — |"), std::string::npos) << md;
   EXPECT_NE(md.find("| Barrier-free global-act Q4_SOA (current) | 9.80 | 9.70-9.90 | +46% |"), std::string::npos);
   EXPECT_NE(md.find("| G1 | decode tok/s | 9.800 | 13.00 | ❌ |"), std::string::npos);
+  // the bars say which run, model and device they were judged on
+  EXPECT_EQ(rep["bars_evaluated_on"]["device"], "NVIDIA RTX A2000 12GB");
+  EXPECT_NE(md.find("Judged on run " + std::to_string(rep["bars_evaluated_on_run"].get<int64_t>()) + ": "),
+            std::string::npos) << md;
   EXPECT_NE(md.find("| dual_mr | wgpu |"), std::string::npos);
   const std::string html = render_html(rep);
   EXPECT_NE(html.find("<svg"), std::string::npos);
