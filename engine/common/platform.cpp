@@ -1,6 +1,7 @@
 #include "engine/common/platform.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <fcntl.h>
 #include <random>
 #include <sys/stat.h>
@@ -21,6 +22,14 @@ int process_id() {
   return _getpid();
 #else
   return static_cast<int>(getpid());
+#endif
+}
+
+bool stderr_is_terminal() {
+#ifdef _WIN32
+  return _isatty(_fileno(stderr)) != 0;
+#else
+  return isatty(STDERR_FILENO) != 0;
 #endif
 }
 

@@ -12,6 +12,9 @@ namespace p64::platform {
 
 int process_id();
 
+// isatty / _isatty on standard error: whether progress can be redrawn in place.
+bool stderr_is_terminal();
+
 // gmtime_r / gmtime_s: `t` as UTC calendar time.
 std::tm utc_time(std::time_t t);
 
