@@ -44,14 +44,6 @@ p64::AbSide side(const char* config, std::vector<double> tok_s) {
   s.decode_tok_s = p64::min_median_max(tok_s);
   return s;
 }
-
-template <typename T>
-QList<T*> series_of(QChart* chart) {
-  QList<T*> out;
-  for (QAbstractSeries* s : chart->series())
-    if (auto* t = qobject_cast<T*>(s)) out << t;
-  return out;
-}
 }  // namespace
 
 class TestAbPanel : public QObject {
@@ -107,18 +99,18 @@ class TestAbPanel : public QObject {
 
     QChart chart;
     fill_ab_chart(&chart, v);
-    const auto bars = series_of<QStackedBarSeries>(&chart);
+    const auto bars = test::series_of<QStackedBarSeries>(&chart);
     QCOMPARE(bars.size(), 1);
     QCOMPARE(bars[0]->count(), 2);
     QCOMPARE(bars[0]->barSets()[0]->at(0), 11.0);  // A's median in A's category
     QCOMPARE(bars[0]->barSets()[1]->at(1), 14.0);  // B's median in B's category
-    const auto whiskers = series_of<QLineSeries>(&chart);  // QScatterSeries is not a QLineSeries
+    const auto whiskers = test::series_of<QLineSeries>(&chart);  // QScatterSeries is not a QLineSeries
     QCOMPARE(whiskers.size(), 2);
     double lo = 1e9, hi = 0;
     for (const QPointF& p : whiskers[1]->points()) lo = std::min(lo, p.y()), hi = std::max(hi, p.y());
     QCOMPARE(lo, 13.0);
     QCOMPARE(hi, 15.0);
-    const auto dots = series_of<QScatterSeries>(&chart);
+    const auto dots = test::series_of<QScatterSeries>(&chart);
     QCOMPARE(dots.size(), 2);
     QCOMPARE(dots[0]->count(), 3);
   }
@@ -172,11 +164,11 @@ class TestAbPanel : public QObject {
     QCOMPARE(cited, run_id);
 
     // The page shows what was stored: the chart's bars at the stored medians, B/A, the verdict.
-    auto bars = series_of<QStackedBarSeries>(panel.chart_view()->chart());
+    auto bars = test::series_of<QStackedBarSeries>(panel.chart_view()->chart());
     QCOMPARE(bars.size(), 1);
     QCOMPARE(bars[0]->barSets()[0]->at(0), cmp->a_median);
     QCOMPARE(bars[0]->barSets()[1]->at(1), cmp->b_median);
-    QCOMPARE(series_of<QScatterSeries>(panel.chart_view()->chart())[1]->count(), 2);
+    QCOMPARE(test::series_of<QScatterSeries>(panel.chart_view()->chart())[1]->count(), 2);
     QVERIFY(panel.ratio_label()->text().contains(QString::number(cmp->ratio_median, 'f', 3)));
     QVERIFY(panel.verdict_label()->text().contains(verdict_name(cmp->verdict)));
     QCOMPARE(panel.quality()->rowCount(), 2);
@@ -184,7 +176,7 @@ class TestAbPanel : public QObject {
     QVERIFY(panel.recorded_label()->text().contains("kv_f16"));
     // The per-op split: one stacked bar for A and one for B, a segment per op group measured.
     QVERIFY(panel.view().has_split);
-    const auto split = series_of<QStackedBarSeries>(panel.split_chart_view()->chart());
+    const auto split = test::series_of<QStackedBarSeries>(panel.split_chart_view()->chart());
     QCOMPARE(split.size(), 1);
     QVERIFY(split[0]->count() >= 3);  // at least RMS, ATTN, FFN
     double a_ms = 0, b_ms = 0;

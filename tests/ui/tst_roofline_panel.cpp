@@ -35,14 +35,6 @@ p64::RunRecord run(qint64 id, double tok_s, double gbs, double ceiling, const ch
                        .dump();
   return r;
 }
-
-template <typename T>
-QList<T*> series_of(QChart* chart) {
-  QList<T*> out;
-  for (QAbstractSeries* s : chart->series())
-    if (auto* t = qobject_cast<T*>(s)) out << t;
-  return out;
-}
 }  // namespace
 
 class TestRooflinePanel : public QObject {
@@ -85,7 +77,7 @@ class TestRooflinePanel : public QObject {
     fill_roofline_chart(&chart, chosen, 0.4);
     for (QAbstractAxis* a : chart.axes()) QVERIFY(qobject_cast<QLogValueAxis*>(a));
     QCOMPARE(chart.axes().size(), 2);
-    const auto lines = series_of<QLineSeries>(&chart);
+    const auto lines = test::series_of<QLineSeries>(&chart);
     QCOMPARE(lines.size(), 4);  // ceiling + G5 for each of the two devices
     QList<double> levels;
     for (QLineSeries* l : lines) {
@@ -95,7 +87,7 @@ class TestRooflinePanel : public QObject {
     }
     std::sort(levels.begin(), levels.end());
     QCOMPARE(levels, (QList<double>{0.4 * 8.0, 8.0, 0.4 * 20.0, 20.0}));
-    const auto dots = series_of<QScatterSeries>(&chart);
+    const auto dots = test::series_of<QScatterSeries>(&chart);
     QCOMPARE(dots.size(), 3);
     QVERIFY(dots[1]->pointLabelsVisible());
     QVERIFY(dots[1]->pointLabelsFormat().startsWith("#2 "));
@@ -127,13 +119,13 @@ class TestRooflinePanel : public QObject {
       QVERIFY(p.measured_read_gbs > 0);  // the CPU passport's bandwidth is measured for every run
     }
     QChart* chart = panel.chart_view()->chart();
-    QCOMPARE(series_of<QScatterSeries>(chart).size(), 2);
-    QVERIFY(series_of<QLineSeries>(chart).size() >= 2);
+    QCOMPARE(test::series_of<QScatterSeries>(chart).size(), 2);
+    QVERIFY(test::series_of<QLineSeries>(chart).size() >= 2);
     panel.runs()->set_chosen(panel.runs()->points().front().run_id, false);
-    QCOMPARE(series_of<QScatterSeries>(chart).size(), 1);
+    QCOMPARE(test::series_of<QScatterSeries>(chart).size(), 1);
     // The G5 line follows the spin box.
     panel.g5_box()->setValue(50);
-    const auto lines = series_of<QLineSeries>(chart);
+    const auto lines = test::series_of<QLineSeries>(chart);
     const double ceiling = panel.runs()->chosen().front().measured_read_gbs;
     bool half = false;
     for (QLineSeries* l : lines) half = half || qFuzzyCompare(l->at(0).y(), 0.5 * ceiling);

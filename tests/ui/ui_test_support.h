@@ -1,4 +1,6 @@
 #pragma once
+#include <QChart>
+#include <QList>
 #include <QString>
 #include <QTemporaryDir>
 
@@ -21,6 +23,15 @@ bool process_events_until(const std::function<bool()>& done, int timeout_ms);
 template <typename F>
 bool wait_until(F done, int timeout_ms) {
   return process_events_until(std::function<bool()>(done), timeout_ms);
+}
+
+// The chart's series of type T, in the order they were added.
+template <typename T>
+QList<T*> series_of(QChart* chart) {
+  QList<T*> out;
+  for (QAbstractSeries* s : chart->series())
+    if (auto* t = qobject_cast<T*>(s)) out << t;
+  return out;
 }
 
 }  // namespace p64::ui::test
