@@ -16,7 +16,6 @@
 #include "engine/lab/quality_gate.h"
 #include "engine/model/model.h"
 #include "engine/quant/dtype.h"
-#include "engine/runtime/backend_registry.h"
 
 namespace p64::cli {
 namespace {
@@ -55,16 +54,8 @@ void run(const Args& a) {
                           : LabConfig::from_options(a.reference, a.threads, a.reference_opts);
   ref_cfg.threads = a.threads;
   LabConfig cand_cfg = LabConfig::from_options(a.backend, a.threads, a.opts);
-  // No passports: a correctness check needs no bandwidth measurement.
-  auto load = [&](const LabConfig& cfg) {
-    LoadedBackend lb;
-    lb.name = resolve_backend_name(cfg.backend);
-    lb.backend = create_backend(lb.name);
-    lb.backend->load(model, cfg.backend_options(ctx));
-    return lb;
-  };
-  LoadedBackend ref = load(ref_cfg);
-  LoadedBackend cand = load(cand_cfg);
+  LoadedBackend ref = load_backend(ref_cfg, model, ctx, /*with_passport=*/false);
+  LoadedBackend cand = load_backend(cand_cfg, model, ctx, /*with_passport=*/false);
 
   // Teacher forcing on the reference's greedy stream (a realistic, in-distribution sequence).
   const std::vector<int32_t> forced = greedy_tokens(*ref.backend, *model, a.tokens - 1);

@@ -102,11 +102,12 @@ Passport lab_passport(Backend& backend) {
   return p;
 }
 
-LoadedBackend load_backend(const LabConfig& config, std::shared_ptr<const Model> model, uint32_t needed_context) {
+LoadedBackend load_backend(const LabConfig& config, std::shared_ptr<const Model> model, uint32_t needed_context,
+                           bool with_passport) {
   LoadedBackend lb;
   lb.name = resolve_backend_name(config.backend);
   lb.backend = create_backend(lb.name);
-  lb.passport = lab_passport(*lb.backend);
+  if (with_passport) lb.passport = lab_passport(*lb.backend);
   const auto t0 = std::chrono::steady_clock::now();
   lb.backend->load(std::move(model), config.backend_options(needed_context));
   lb.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -45,8 +45,10 @@ struct LoadedBackend {
 };
 
 // Creates the backend by name (auto = rank: cuda > vulkan > cpu among those available), takes
-// its passport and loads the model with the configuration's switches.
-LoadedBackend load_backend(const LabConfig& config, std::shared_ptr<const Model> model, uint32_t needed_context);
+// its passport (unless `with_passport` is false: a correctness check needs no bandwidth
+// measurement) and loads the model with the configuration's switches.
+LoadedBackend load_backend(const LabConfig& config, std::shared_ptr<const Model> model, uint32_t needed_context,
+                           bool with_passport = true);
 
 // Passport of a created backend; for the CPU backend a missing measured read bandwidth is
 // filled by measure_host_bandwidth() so every stored run has a roofline ceiling.

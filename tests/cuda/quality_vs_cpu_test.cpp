@@ -1,7 +1,6 @@
 // The CUDA backend against the CPU reference backend on the same models (the project's rule for
 // every GPU backend): stories260K teacher-forced and greedy, tiny quantized mixes against the
 // CPU on their dequantized twins, and batched prefill.
-#include <random>
 
 #include "cuda/cuda_test_support.h"
 #include "engine/lab/quality_gate.h"
@@ -19,13 +18,6 @@ BackendOptions options(std::map<std::string, std::string> switches = {}) {
   o.max_context = kContext;
   o.switches = std::move(switches);
   return o;
-}
-
-std::vector<int32_t> random_tokens(size_t n, uint32_t vocab, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<int32_t> t(n);
-  for (auto& x : t) x = int32_t(rng() % vocab);
-  return t;
 }
 
 QualityReport compare(std::shared_ptr<const Model> reference_model, std::shared_ptr<const Model> model,

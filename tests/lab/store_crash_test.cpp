@@ -82,13 +82,19 @@ std::string integrity(sqlite3* db) {
   }
 }
 
-// Reads every whole int64 the children sent before they died.
-std::vector<int64_t> read_ids(int fd) {
-  std::vector<int64_t> ids;
+// Everything the writers of `fd` send until they have all closed it (or died).
+std::string read_all(int fd) {
   std::string buf;
   char chunk[4096];
   ssize_t n;
   while ((n = ::read(fd, chunk, sizeof chunk)) > 0) buf.append(chunk, static_cast<size_t>(n));
+  return buf;
+}
+
+// Reads every whole int64 the children sent before they died.
+std::vector<int64_t> read_ids(int fd) {
+  std::vector<int64_t> ids;
+  const std::string buf = read_all(fd);
   for (size_t at = 0; at + sizeof(int64_t) <= buf.size(); at += sizeof(int64_t)) {
     int64_t id;
     std::memcpy(&id, buf.data() + at, sizeof id);
@@ -195,10 +201,7 @@ TEST(StoreCrash, FileSizeLimitGivesAClearErrorAndKeepsWhatWasStored) {
     _exit(committed > 0 ? 0 : 5);
   }
   ::close(fds[1]);
-  std::string buf;
-  char chunk[4096];
-  ssize_t n;
-  while ((n = ::read(fds[0], chunk, sizeof chunk)) > 0) buf.append(chunk, static_cast<size_t>(n));
+  const std::string buf = read_all(fds[0]);
   ::close(fds[0]);
   int status = 0;
   ASSERT_EQ(waitpid(kid, &status, 0), kid);
@@ -295,10 +298,7 @@ TEST(StoreCrash, FullDiskGivesAClearErrorAndKeepsWhatWasStored) {
     _exit(0);
   }
   ::close(fds[1]);
-  std::string out;
-  char chunk[4096];
-  ssize_t n;
-  while ((n = ::read(fds[0], chunk, sizeof chunk)) > 0) out.append(chunk, static_cast<size_t>(n));
+  const std::string out = read_all(fds[0]);
   ::close(fds[0]);
   int status = 0;
   ASSERT_EQ(waitpid(kid, &status, 0), kid);

@@ -118,4 +118,11 @@ std::shared_ptr<const Model> load_stories260k() {
   return Model::from_parts(bin.string(), ck.hparams, vocab, ck.tensors, ck.map);
 }
 
+std::vector<int32_t> random_tokens(size_t n, uint32_t vocab, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<int32_t> t(n);
+  for (auto& x : t) x = static_cast<int32_t>(rng() % vocab);
+  return t;
+}
+
 }  // namespace p64::test

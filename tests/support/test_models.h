@@ -3,6 +3,7 @@
 // types (and their dequantized twins), and the real stories260K from ../shared/models.
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "engine/model/model.h"
 
@@ -21,6 +22,9 @@ std::shared_ptr<const Model> make_tiny_model(const TinyTypes& types, uint64_t se
                                              bool dequantized_twin = false);
 TinyTypes all_types(DType t);
 TinyTypes soa_mix();  // the mixed model with Q4_K/Q6_K/Q8_0 in their SoA forms
+
+// `n` token ids drawn uniformly from [0, vocab) by a seeded generator (same seed, same ids).
+std::vector<int32_t> random_tokens(size_t n, uint32_t vocab, uint64_t seed);
 
 // stories260K.bin + tok512.bin from ../shared/models; nullptr when the files are absent.
 std::shared_ptr<const Model> load_stories260k();

@@ -1,7 +1,6 @@
 // The Vulkan backend against the CPU reference backend on the same models: teacher-forced
 // logits (quality gate), greedy text, and batched prefill.
 #include <cstdio>
-#include <random>
 
 #include "engine/lab/quality_gate.h"
 #include "engine/runtime/cpu_backend.h"
@@ -10,13 +9,6 @@
 
 namespace p64::test {
 namespace {
-
-std::vector<int32_t> random_tokens(size_t n, uint32_t vocab, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<int32_t> t(n);
-  for (auto& x : t) x = static_cast<int32_t>(rng() % vocab);
-  return t;
-}
 
 class VulkanQuality : public VulkanTest {
  protected:

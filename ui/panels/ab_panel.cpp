@@ -25,17 +25,11 @@
 #include "ui/charts/ab_chart.h"
 #include "ui/jobs/job.h"
 #include "ui/jobs/store_job.h"
+#include "ui/panels/spin_box.h"
 
 namespace p64::ui {
 
 namespace {
-QSpinBox* spin(int lo, int hi, int value, QWidget* parent) {
-  auto* s = new QSpinBox(parent);
-  s->setRange(lo, hi);
-  s->setValue(value);
-  return s;
-}
-
 QString side_figures(const AbSideView& s) {
   return QObject::tr("%1 on %2: median <b>%3</b> tok/s [%4–%5] over %6 runs")
       .arg(s.config.toHtmlEscaped(), s.device.toHtmlEscaped())
@@ -70,12 +64,12 @@ AbPanel::AbPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
 
   model_ = new QLabel(this);
   model_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  runs_ = spin(2, 50, 3, this);
+  runs_ = make_spin_box(2, 50, 3, this);
   runs_->setToolTip(tr("Measured runs per side, interleaved A B A B …; the verdict needs at least 2"));
-  warmup_ = spin(0, 10, 1, this);
-  tokens_ = spin(1, 4096, 32, this);
-  prompt_ = spin(1, 4096, 32, this);
-  quality_tokens_ = spin(2, 4096, 32, this);
+  warmup_ = make_spin_box(0, 10, 1, this);
+  tokens_ = make_spin_box(1, 4096, 32, this);
+  prompt_ = make_spin_box(1, 4096, 32, this);
+  quality_tokens_ = make_spin_box(2, 4096, 32, this);
   quality_tokens_->setToolTip(tr("Teacher-forced positions compared by the quality gates"));
   split_ = new QCheckBox(tr("Per-op split"), this);
   split_->setToolTip(tr("After the A/B, run a timeline of each side and show their per-op split (not stored)"));

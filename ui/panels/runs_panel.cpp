@@ -26,18 +26,12 @@
 #include "ui/models/passport_model.h"
 #include "ui/models/run_table_model.h"
 #include "ui/models/sample_table_model.h"
+#include "ui/panels/spin_box.h"
 #include "ui/panels/table_view.h"
 
 namespace p64::ui {
 
 namespace {
-
-QSpinBox* spin(int lo, int hi, int value, QWidget* parent) {
-  auto* s = new QSpinBox(parent);
-  s->setRange(lo, hi);
-  s->setValue(value);
-  return s;
-}
 
 // A JSON object flattened to "a.b = value" rows for the detail tab.
 void flatten(const nlohmann::json& j, const QString& prefix, QVector<KeyValueModel::Row>* rows) {
@@ -72,10 +66,10 @@ RunsPanel::RunsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   kind_->addItems({tr("decode-proxy"), tr("timeline")});
   config_ = new QLineEdit(QString("backend=%1").arg(wb_.backend()), form_box);
   config_->setToolTip(tr("Lab configuration, as the CLI takes it: backend=cpu,opt.NAME=VALUE,threads=N,device=D"));
-  tokens_ = spin(1, 4096, 32, form_box);
-  prompt_ = spin(1, 4096, 32, form_box);
-  reps_ = spin(1, 100, 2, form_box);
-  warmup_ = spin(0, 20, 1, form_box);
+  tokens_ = make_spin_box(1, 4096, 32, form_box);
+  prompt_ = make_spin_box(1, 4096, 32, form_box);
+  reps_ = make_spin_box(1, 100, 2, form_box);
+  warmup_ = make_spin_box(0, 20, 1, form_box);
   label_ = new QLineEdit(form_box);
   label_->setPlaceholderText(tr("optional, e.g. the plan's stage name"));
   start_ = new QPushButton(tr("Start"), form_box);
