@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_passport.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/prefill_runner.h"
 #include "backends/cuda/rope_freqs.h"
 #include "engine/common/error.h"
 #include "engine/quant/dtype.h"
@@ -44,6 +46,8 @@ struct Switches {
   int gemv_rows = 2;
   int attn_chunk = 32;
   std::string kv_type = "auto";
+  bool batched_prefill = true;  // prefill: batched | stepwise
+  int prefill_chunk = 512;
 };
 
 const std::vector<SwitchInfo>& switch_table() {
@@ -60,6 +64,11 @@ const std::vector<SwitchInfo>& switch_table() {
       {"attn_chunk", "cached positions per flash-decoding split block", "32", "16|32|64|128|256", "default"},
       {"kv_type", "KV cache element type; auto = f32 for F32 models, f16 otherwise", "auto", "auto|f16|f32",
        "default"},
+      {"prefill", "batched: the prompt as T-token matrices on tensor cores (GEMMs dequantizing weight tiles to "
+                  "f16 in shared memory, batched causal attention); stepwise: token by token through the decode "
+                  "step", "batched", "batched|stepwise", "default"},
+      {"prefill_chunk", "tokens per batched-prefill pass (longer prompts run in chunks of this many)", "512",
+       "64|128|256|512|1024|2048", "default"},
   };
   return t;
 }
@@ -93,6 +102,14 @@ Switches parse_switches(const BackendOptions& o) {
     throw Error("CUDA backend: attn_chunk must be a power of two in [16, 1024]");
   if (s.kv_type != "auto" && s.kv_type != "f16" && s.kv_type != "f32")
     throw Error("CUDA backend: kv_type must be auto, f16 or f32 (got '" + s.kv_type + "')");
+  if (auto it = o.switches.find("prefill"); it != o.switches.end()) {
+    if (it->second != "batched" && it->second != "stepwise")
+      throw Error("CUDA backend: prefill must be batched or stepwise (got '" + it->second + "')");
+    s.batched_prefill = it->second == "batched";
+  }
+  s.prefill_chunk = o.get_int("prefill_chunk", s.prefill_chunk);
+  if (s.prefill_chunk < 1 || s.prefill_chunk > 4096)
+    throw Error("CUDA backend: prefill_chunk must be in [1, 4096] (got " + std::to_string(s.prefill_chunk) + ")");
   return s;
 }
 
@@ -230,6 +247,9 @@ class CudaBackend final : public Backend {
   std::vector<cudaEvent_t> events_;
   cudaEvent_t base_event_ = nullptr;
   bool prefill_step_ = false;
+  std::unique_ptr<BatchedPrefill> batched_;  // prefill=batched
+  void load_batched_prefill();
+  int32_t prefill_batched(std::span<const int32_t> tokens, int32_t pos);
   int32_t step_pos_ = 0;
 
   Passport passport_;
@@ -312,6 +332,7 @@ DevMatrix CudaBackend::upload_matrix(const TensorView& t, uint8_t*& cursor) {
 void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions& options) {
   ensure_device(options.device);
   release();
+  batched_.reset();
   if (!model) throw Error("CUDA backend: load() without a model");
   sw_ = parse_switches(options);
   model_ = model;
@@ -404,7 +425,31 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   std::memset(h_state_, 0, sizeof(StepState));
   host_logits_.assign(hp.n_vocab, 0.f);
   host_logits_valid_ = false;
+  if (sw_.batched_prefill) load_batched_prefill();
   P64_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+// The batched prefill reads the resident weights, KV cache, rope frequencies and logits
+// buffer; it allocates only its own scratch (prefill_runner.h).
+void CudaBackend::load_batched_prefill() {
+  auto mat = [](const DevMatrix& d) { return PrefillMatrix{d.d, d.dtype, d.n, d.rows, d.nb}; };
+  PrefillModel pm;
+  pm.hp = hp_;
+  pm.embd = mat(embd_);
+  pm.output = mat(output_);
+  pm.output_norm = output_norm_;
+  for (const DevLayer& L : layers_)
+    pm.layers.push_back(PrefillLayer{L.attn_norm, L.ffn_norm, mat(L.wq), mat(L.wk), mat(L.wv), mat(L.wo),
+                                     mat(L.gate), mat(L.up), mat(L.down)});
+  pm.k_cache = k_cache_;
+  pm.v_cache = v_cache_;
+  pm.kv_layer_bytes = kv_layer_bytes_;
+  pm.kv_f16 = kv_f16_;
+  pm.max_ctx = int(max_ctx_);
+  pm.inv_freq = d_inv_freq_;
+  pm.logits = d_logits_;
+  batched_ = std::make_unique<BatchedPrefill>(std::move(pm), std::min(sw_.prefill_chunk, int(max_ctx_)), device_);
+  device_bytes_ += batched_->device_bytes();
 }
 
 void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMode mode, const float* xf, int64_t n) {
@@ -585,8 +630,8 @@ void CudaBackend::emit_spans() {
 
 int32_t CudaBackend::prefill(std::span<const int32_t> tokens, int32_t pos) {
   if (tokens.empty()) throw Error("CUDA backend: prefill of zero tokens");
-  // Token by token through the decode step (graph replays). A batched tensor-core prefill is
-  // not built yet: docs/cuda-backend.md says so.
+  if (batched_) return prefill_batched(tokens, pos);
+  // prefill=stepwise: token by token through the decode step (graph replays).
   prefill_step_ = true;
   int32_t id = 0;
   try {
@@ -597,6 +642,43 @@ int32_t CudaBackend::prefill(std::span<const int32_t> tokens, int32_t pos) {
   }
   prefill_step_ = false;
   return id;
+}
+
+// prefill=batched: the whole prompt as matrices (prefill_runner.h), then the decode's argmax
+// on the last token's logits; only the id comes back.
+int32_t CudaBackend::prefill_batched(std::span<const int32_t> tokens, int32_t pos) {
+  if (!model_) throw Error("CUDA backend: prefill before load()");
+  for (int32_t t : tokens)
+    if (t < 0 || uint32_t(t) >= hp_.n_vocab)
+      throw Error("CUDA backend: token id " + std::to_string(t) + " outside the vocabulary of " +
+                  std::to_string(hp_.n_vocab));
+  if (pos < 0 || uint64_t(pos) + tokens.size() > max_ctx_)
+    throw Error("CUDA backend: prefill of " + std::to_string(tokens.size()) + " tokens at position " +
+                std::to_string(pos) + " exceeds the KV cache of " + std::to_string(max_ctx_) + " positions");
+  host_logits_valid_ = false;
+  timing_ = sink_ != nullptr;
+  prefill_step_ = true;
+  step_pos_ = pos;
+  timed_ops_.clear();
+  try {
+    if (timing_ && !base_event_) {
+      P64_CUDA_CHECK(cudaEventCreate(&base_event_));
+      P64_CUDA_CHECK(cudaEventRecord(base_event_, stream_));
+    }
+    PrefillOpHook hook;
+    if (timing_) hook = [this](const char* name, OpGroup g, int l, const std::function<void()>& f) { op(name, g, l, f); };
+    batched_->enqueue(tokens, pos, stream_, hook);
+    op("argmax", OpGroup::Sample, -1, [&] { launch_argmax(d_logits_, hp_.n_vocab, d_state_, stream_); });
+    P64_CUDA_CHECK(
+        cudaMemcpyAsync(&h_state_->argmax, &d_state_->argmax, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
+    P64_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (timing_) emit_spans();
+  } catch (...) {
+    prefill_step_ = false;
+    throw;
+  }
+  prefill_step_ = false;
+  return h_state_->argmax;
 }
 
 }  // namespace

@@ -1,0 +1,174 @@
+#include "backends/cuda/prefill_runner.h"
+
+#include <algorithm>
+#include <string>
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/prefill_kernels.h"
+#include "engine/common/error.h"
+
+namespace p64::cuda {
+namespace {
+
+int64_t pad64(int64_t v) { return (v + 63) / 64 * 64; }
+
+void check_matrix(const PrefillMatrix& m, const char* what) {
+  if (!prefill_gemm_supports(m.dtype))
+    throw Error(std::string("CUDA batched prefill: ") + what + " has dtype " + std::to_string(m.dtype) +
+                ", which the prefill GEMM does not read (use prefill=stepwise)");
+}
+
+}  // namespace
+
+BatchedPrefill::BatchedPrefill(PrefillModel model, int chunk, int device) : m_(std::move(model)), chunk_(chunk) {
+  const HParams& hp = m_.hp;
+  if (chunk_ < 1) throw Error("CUDA batched prefill: chunk of " + std::to_string(chunk_) + " tokens");
+  check_matrix(m_.embd, "token_embd");
+  check_matrix(m_.output, "output");
+  for (const PrefillLayer& L : m_.layers)
+    for (const PrefillMatrix* p : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) check_matrix(*p, "a layer matrix");
+  P64_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
+  try {
+    const size_t C = size_t(chunk_);
+    ld_e_ = pad64(hp.n_embd);
+    ld_q_ = pad64(hp.q_dim());
+    ld_f_ = pad64(hp.n_ff);
+    qkv_w_ = int64_t(hp.q_dim()) + 2 * int64_t(hp.kv_dim());
+    tokens_ = static_cast<int32_t*>(alloc(size_t(m_.max_ctx) * sizeof(int32_t), "prefill tokens"));
+    x_ = static_cast<float*>(alloc(C * hp.n_embd * sizeof(float), "prefill residual"));
+    xh_ = alloc(C * ld_e_ * 2, "prefill normed activations");
+    qkv_ = static_cast<float*>(alloc(C * qkv_w_ * sizeof(float), "prefill qkv"));
+    attn_ = alloc(C * ld_q_ * 2, "prefill attention output");
+    gate_up_ = static_cast<float*>(alloc(C * 2 * hp.n_ff * sizeof(float), "prefill gate/up"));
+    hidden_ = alloc(C * ld_f_ * 2, "prefill ffn hidden");
+    // The f16 GEMM inputs' pad columns must read as zeros; no kernel ever writes them.
+    P64_CUDA_CHECK(cudaMemset(xh_, 0, C * ld_e_ * 2));
+    P64_CUDA_CHECK(cudaMemset(attn_, 0, C * ld_q_ * 2));
+    P64_CUDA_CHECK(cudaMemset(hidden_, 0, C * ld_f_ * 2));
+  } catch (...) {
+    for (void* p : allocations_) device_free(p);
+    throw;
+  }
+}
+
+BatchedPrefill::~BatchedPrefill() {
+  for (void* p : allocations_) device_free(p);
+}
+
+void* BatchedPrefill::alloc(size_t bytes, const char* what) {
+  void* p = device_alloc(bytes, what);
+  allocations_.push_back(p);
+  bytes_ += bytes;
+  return p;
+}
+
+void BatchedPrefill::gemm(const PrefillMatrix* const* mats, float* const* outs, int count, const void* x, int64_t ldx,
+                          int T, int64_t ldy, bool add, cudaStream_t stream) {
+  int i = 0;
+  while (i < count) {
+    PrefillGemm g;
+    g.dtype = mats[i]->dtype;
+    g.n = mats[i]->n;
+    g.x = x;
+    g.ldx = ldx;
+    g.T = T;
+    g.ldy = ldy;
+    g.epilogue = add ? PrefillEpilogue::AddTo : PrefillEpilogue::Store;
+    g.nseg = 0;
+    while (i < count && g.nseg < 3 && mats[i]->dtype == g.dtype && mats[i]->n == g.n) {
+      g.seg[g.nseg++] = PrefillGemmSeg{mats[i]->w, mats[i]->nb, mats[i]->rows, outs[i]};
+      ++i;
+    }
+    launch_prefill_gemm(g, sms_, stream);
+  }
+}
+
+void BatchedPrefill::enqueue(std::span<const int32_t> tokens, int pos, cudaStream_t stream, const PrefillOpHook& hook) {
+  if (tokens.empty() || pos < 0 || int64_t(pos) + int64_t(tokens.size()) > m_.max_ctx)
+    throw Error("CUDA batched prefill: " + std::to_string(tokens.size()) + " tokens at position " +
+                std::to_string(pos) + " do not fit the KV cache of " + std::to_string(m_.max_ctx));
+  // From pageable memory: the copy has read `tokens` when the call returns.
+  P64_CUDA_CHECK(cudaMemcpyAsync(tokens_, tokens.data(), tokens.size() * sizeof(int32_t), cudaMemcpyHostToDevice, stream));
+  const int n = int(tokens.size());
+  for (int done = 0; done < n; done += chunk_) {
+    const int T = std::min(chunk_, n - done);
+    run_chunk(tokens_ + done, T, pos + done, done + T == n, stream, hook);
+  }
+}
+
+void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last, cudaStream_t stream,
+                               const PrefillOpHook& hook) {
+  const HParams& hp = m_.hp;
+  const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff;
+  auto op = [&](const char* name, OpGroup group, int layer, const std::function<void()>& f) {
+    if (hook) hook(name, group, layer, f);
+    else f();
+  };
+  op("embed", OpGroup::Other, -1,
+     [&] { launch_prefill_embed(m_.embd.dtype, m_.embd.w, m_.embd.nb, E, tokens, T, x_, stream); });
+  for (size_t li = 0; li < m_.layers.size(); ++li) {
+    const PrefillLayer& L = m_.layers[li];
+    const int l = int(li);
+    op("rms_attn", OpGroup::Rms, l,
+       [&] { launch_prefill_rmsnorm(x_, E, L.attn_norm, hp.rms_eps, E, T, xh_, ld_e_, stream); });
+    op("qkv", OpGroup::Attn, l, [&] {
+      const PrefillMatrix* mats[3] = {&L.wq, &L.wk, &L.wv};
+      float* outs[3] = {qkv_, qkv_ + Q, qkv_ + Q + KV};
+      gemm(mats, outs, 3, xh_, ld_e_, T, qkv_w_, false, stream);
+    });
+    uint8_t* kc = m_.k_cache + li * m_.kv_layer_bytes;
+    uint8_t* vc = m_.v_cache + li * m_.kv_layer_bytes;
+    op("rope", OpGroup::Attn, l, [&] {
+      launch_prefill_rope_kv(qkv_, qkv_w_, m_.inv_freq, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
+                             int(hp.rope_dim), kc, vc, m_.kv_f16, m_.max_ctx, pos, T, stream);
+    });
+    op("sdpa", OpGroup::Attn, l, [&] {
+      PrefillAttn a;
+      a.q = qkv_;
+      a.ldq = qkv_w_;
+      a.k_cache = kc;
+      a.v_cache = vc;
+      a.kv_f16 = m_.kv_f16;
+      a.n_head = int(hp.n_head);
+      a.n_head_kv = int(hp.n_head_kv);
+      a.head_dim = int(hp.head_dim);
+      a.max_ctx = m_.max_ctx;
+      a.pos = pos;
+      a.T = T;
+      a.out = attn_;
+      a.ldo = ld_q_;
+      launch_prefill_attention(a, stream);
+    });
+    op("o", OpGroup::Attn, l, [&] {
+      const PrefillMatrix* mats[1] = {&L.wo};
+      float* outs[1] = {x_};
+      gemm(mats, outs, 1, attn_, ld_q_, T, E, true, stream);
+    });
+    op("rms_ffn", OpGroup::Rms, l,
+       [&] { launch_prefill_rmsnorm(x_, E, L.ffn_norm, hp.rms_eps, E, T, xh_, ld_e_, stream); });
+    op("gate_up", OpGroup::Ffn, l, [&] {
+      const PrefillMatrix* mats[2] = {&L.gate, &L.up};
+      float* outs[2] = {gate_up_, gate_up_ + F};
+      gemm(mats, outs, 2, xh_, ld_e_, T, 2 * F, false, stream);
+    });
+    op("swiglu", OpGroup::Ffn, l,
+       [&] { launch_prefill_swiglu(gate_up_, gate_up_ + F, 2 * F, F, T, hidden_, ld_f_, stream); });
+    op("down", OpGroup::Ffn, l, [&] {
+      const PrefillMatrix* mats[1] = {&L.down};
+      float* outs[1] = {x_};
+      gemm(mats, outs, 1, hidden_, ld_f_, T, E, true, stream);
+    });
+  }
+  if (!last) return;
+  // Only the last token's logits are kept: its residual row, normed, times the output matrix.
+  op("rms_final", OpGroup::Rms, -1, [&] {
+    launch_prefill_rmsnorm(x_ + int64_t(T - 1) * E, E, m_.output_norm, hp.rms_eps, E, 1, xh_, ld_e_, stream);
+  });
+  op("logits", OpGroup::Logits, -1, [&] {
+    const PrefillMatrix* mats[1] = {&m_.output};
+    float* outs[1] = {m_.logits};
+    gemm(mats, outs, 1, xh_, ld_e_, 1, int64_t(hp.n_vocab), false, stream);
+  });
+}
+
+}  // namespace p64::cuda

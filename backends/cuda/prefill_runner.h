@@ -1,0 +1,82 @@
+#pragma once
+// The CUDA backend's batched prefill: the prompt runs through the layers as matrices of T
+// tokens (tensor-core GEMMs on the resident weights, batched norm/rope/attention), in chunks
+// of at most `chunk` tokens, writing the KV cache for every position and the last token's
+// logits. It owns only its scratch; weights, KV cache, rope frequencies and the logits buffer
+// are the backend's (the decode step reads the same cache and logits afterwards).
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "engine/model/hparams.h"
+#include "engine/runtime/timeline.h"
+
+namespace p64::cuda {
+
+struct PrefillMatrix {
+  const uint8_t* w = nullptr;
+  uint32_t dtype = 0;
+  int64_t n = 0, rows = 0, nb = 0;
+};
+struct PrefillLayer {
+  const float* attn_norm = nullptr;
+  const float* ffn_norm = nullptr;
+  PrefillMatrix wq, wk, wv, wo, gate, up, down;
+};
+struct PrefillModel {
+  HParams hp;
+  PrefillMatrix embd, output;
+  const float* output_norm = nullptr;
+  std::vector<PrefillLayer> layers;
+  uint8_t* k_cache = nullptr;  // [layer][kv_head][max_ctx][head_dim]
+  uint8_t* v_cache = nullptr;
+  size_t kv_layer_bytes = 0;
+  bool kv_f16 = true;
+  int max_ctx = 0;
+  const float* inv_freq = nullptr;
+  float* logits = nullptr;     // [n_vocab]
+};
+
+// How the backend times an op (its timeline events); empty: launch directly.
+using PrefillOpHook = std::function<void(const char* name, OpGroup group, int layer, const std::function<void()>&)>;
+
+class BatchedPrefill {
+ public:
+  // Allocates the scratch for `chunk` tokens; throws p64::Error for a dtype without a reader.
+  BatchedPrefill(PrefillModel model, int chunk, int device);
+  ~BatchedPrefill();
+  BatchedPrefill(const BatchedPrefill&) = delete;
+  BatchedPrefill& operator=(const BatchedPrefill&) = delete;
+
+  uint64_t device_bytes() const { return bytes_; }
+  int chunk() const { return chunk_; }
+  // Enqueues tokens at positions [pos, pos + n) on `stream`; the last token's logits land in
+  // the model's logits buffer. The caller checks the token ids and the position range.
+  void enqueue(std::span<const int32_t> tokens, int pos, cudaStream_t stream, const PrefillOpHook& hook);
+
+ private:
+  void* alloc(size_t bytes, const char* what);
+  void run_chunk(const int32_t* tokens, int T, int pos, bool last, cudaStream_t stream, const PrefillOpHook& hook);
+  // Consecutive matrices of one dtype in one launch (q/k/v, gate/up).
+  void gemm(const PrefillMatrix* const* mats, float* const* outs, int count, const void* x, int64_t ldx, int T,
+            int64_t ldy, bool add, cudaStream_t stream);
+
+  PrefillModel m_;
+  int chunk_ = 0;
+  int sms_ = 1;
+  uint64_t bytes_ = 0;
+  std::vector<void*> allocations_;
+  int64_t ld_e_ = 0, ld_q_ = 0, ld_f_ = 0, qkv_w_ = 0;
+  int32_t* tokens_ = nullptr;  // [max_ctx]
+  float* x_ = nullptr;         // residual [chunk][n_embd]
+  void* xh_ = nullptr;         // f16 normed [chunk][ld_e]
+  float* qkv_ = nullptr;       // [chunk][q + 2 kv]
+  void* attn_ = nullptr;       // f16 [chunk][ld_q]
+  float* gate_up_ = nullptr;   // [chunk][2 n_ff]: gate | up
+  void* hidden_ = nullptr;     // f16 [chunk][ld_f]
+};
+
+}  // namespace p64::cuda
