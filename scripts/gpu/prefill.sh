@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The CUDA batched prefill on the GPU machine: its tests (GEMM per weight format, prefill vs
+# the CPU backend, decode after prefill), then pp512 on `p64 synth --preset llama-3.2-3b
+# --quant Q4_K_M` with prefill=stepwise vs prefill=batched, one timeline of the batched
+# prefill split by op, and greedy text after either prefill. Three files go to $OUT
+# (tests.log; runs.log, every other log appended; summary.txt); the summary is printed last.
+#
+# Env: BIN (folder with p64 and p64_cuda_tests; default .dev/prefill-run), OUT (default
+# ./gpu-out), MODELS (scratch for the generated model; default /tmp/p64-models),
+# P64_SHARED_DIR (test models; default $BIN/shared), PP (prompt tokens; default 512).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+BIN=${BIN:-.dev/prefill-run}
+OUT=${OUT:-$PWD/gpu-out}
+MODELS=${MODELS:-/tmp/p64-models}
+PP=${PP:-512}
+export P64_SHARED_DIR=${P64_SHARED_DIR:-$PWD/$BIN/shared}
+mkdir -p "$OUT" "$MODELS"
+P64="$BIN/p64"
+TABLE="$OUT/summary.txt"
+LOG="$OUT/runs.log"
+W=$(mktemp -d)  # per-step outputs, appended to $LOG
+: >"$TABLE"
+: >"$LOG"
+row() { echo "$*" >>"$TABLE"; }
+keep() { for f in "$@"; do echo "==== $(basename "$f")" >>"$LOG"; cat "$f" >>"$LOG" 2>/dev/null; done; }
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | sed 's/^/gpu: /' >>"$TABLE"
+
+# 1. tests (each prints its start, so a hang names itself)
+timeout "${TEST_TIMEOUT:-150}" "$BIN/p64_cuda_tests" \
+  --gtest_filter='*PrefillGemm*:CudaPrefill*:CudaQuality.*:CudaBackend.*' >"$OUT/tests.log" 2>&1
+row "tests: exit $? | $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?[,.]' "$OUT/tests.log" | tr '\n' ' ')"
+grep -E '^\[  FAILED  \]' "$OUT/tests.log" | head -20 >>"$TABLE"
+grep -E '^batched prefill|^decode after prefill' "$OUT/tests.log" | sed 's/^/  /' >>"$TABLE"
+
+# 2. the 3B model (generated once per machine)
+M="$MODELS/llama-3.2-3b-Q4_K_M.p64"
+if [ ! -f "$M" ]; then
+  start=$(date +%s)
+  timeout 200 "$P64" synth --preset llama-3.2-3b --quant Q4_K_M -o "$MODELS/3b.gguf" -q >"$W/synth.log" 2>&1 &&
+    timeout 120 "$P64" convert "$MODELS/3b.gguf" "$M" --soa -q >>"$W/synth.log" 2>&1 && rm -f "$MODELS/3b.gguf"
+  row "synth + convert llama-3.2-3b Q4_K_M: exit $? in $(($(date +%s) - start)) s"
+  keep "$W/synth.log"
+fi
+
+# 3. pp$PP (prefill tok/s = prompt tokens / prefill wall time, median [min-max] of 3 runs)
+pp() {
+  local tag=$1
+  shift
+  timeout 120 "$P64" decode-proxy "$M" --backend cuda --prompt-tokens "$PP" --tokens 1 --runs 3 --warmup 1 \
+    --no-store "$@" >"$W/pp_$tag.log" 2>&1
+  local rc=$?
+  row "pp$PP $tag: exit $rc | prefill tok/s $(grep -E '^  prefill tok/s' "$W/pp_$tag.log" | sed 's/^  prefill tok\/s *//')"
+  keep "$W/pp_$tag.log"
+}
+if [ -f "$M" ]; then
+  pp batched --opt prefill=batched
+  pp stepwise --opt prefill=stepwise
+  pp batched-chunk256 --opt prefill=batched --opt prefill_chunk=256
+fi
+
+# 4. where the batched prefill's time goes (CUDA-event spans per op; small ops are inflated)
+if [ -f "$M" ]; then
+  timeout 90 "$P64" timeline "$M" --backend cuda --prompt-tokens "$PP" --tokens 2 --trace "$W/trace.json" \
+    --no-store >"$W/timeline.log" 2>&1
+  row "timeline: exit $? | $(grep -E 'prefill of' "$W/timeline.log" | tr -s ' ')"
+  keep "$W/timeline.log"
+  if command -v python3 >/dev/null && [ -f "$W/trace.json" ]; then
+    python3 - "$W/trace.json" >>"$TABLE" <<'EOF'
+import collections, json, re, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev.get("traceEvents", ev) if isinstance(ev, dict) else ev
+per = collections.Counter()
+for e in ev:
+    if e.get("ph") == "X" and e.get("tid") == 1:
+        per[re.sub(r" L\d+$", "", e["name"])] += e.get("dur", 0)
+tot = sum(per.values()) or 1
+print("  batched prefill spans: " + ", ".join(f"{k} {v/1e3:.2f} ms ({100*v/tot:.0f}%)" for k, v in per.most_common(9)))
+EOF
+  fi
+fi
+
+# 5. greedy text after a batched vs a stepwise prefill (stories260K is trained: real margins)
+gen() {  # gen NAME MODEL_ARGS...
+  local name=$1
+  shift
+  for mode in batched stepwise; do
+    timeout 60 "$P64" generate "$@" --backend cuda --temp 0 --tokens 48 --opt prefill=$mode \
+      --prompt "Once upon a time, there was a little girl named Lily. She loved to play outside with her friends in the park near her house. One day" \
+      >"$W/gen_${name}_$mode.txt" 2>"$W/gen_${name}_$mode.err"
+  done
+  if [ ! -s "$W/gen_${name}_batched.txt" ] || [ ! -s "$W/gen_${name}_stepwise.txt" ]; then
+    row "greedy 48 tokens $name: a run produced no text (runs.log has its errors)"
+  elif cmp -s "$W/gen_${name}_batched.txt" "$W/gen_${name}_stepwise.txt"; then
+    row "greedy 48 tokens $name: batched == stepwise"
+  else
+    row "greedy 48 tokens $name: batched != stepwise (runs.log has both)"
+  fi
+  keep "$W/gen_${name}"_*
+}
+gen stories --model "$P64_SHARED_DIR/models/stories260K.bin" --tokenizer "$P64_SHARED_DIR/models/tok512.bin"
+[ -f "$M" ] && gen 3b --model "$M"
+
+rm -rf "$W"
+echo "==== prefill summary"
+cat "$TABLE"
