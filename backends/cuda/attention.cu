@@ -10,6 +10,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
 #include "backends/cuda/quantize_act.cuh"
 
 namespace p64::cuda {
@@ -49,6 +50,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunc
   constexpr int DMAX = 32 * DPL;
   __shared__ float s_m[kWarps][kMaxGroup], s_l[kWarps][kMaxGroup];
   __shared__ float s_acc[kWarps][kMaxGroup][DMAX];
+  dependency_wait();
   const int kvh = blockIdx.x, split = blockIdx.y, splits = gridDim.y;
   const int len = a.state->pos + 1;
   const int start = split * a.chunk;
@@ -134,6 +136,7 @@ __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunc
 }
 
 __global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
+  dependency_wait();
   const int h = blockIdx.x, d = threadIdx.x, D = a.head_dim, lane = threadIdx.x & 31;
   const int len = a.state->pos + 1;
   const int used = (len + a.chunk - 1) / a.chunk;
@@ -169,11 +172,11 @@ template <bool F16>
 void launch_split(const AttnLaunch& a, cudaStream_t stream) {
   const dim3 grid(unsigned(a.n_head_kv), unsigned(attention_max_splits(a.max_ctx, a.chunk)));
   const int D = a.head_dim;
-  if (D <= 32) attn_split_kernel<F16, 1><<<grid, kWarps * 32, 0, stream>>>(a);
-  else if (D <= 64) attn_split_kernel<F16, 2><<<grid, kWarps * 32, 0, stream>>>(a);
-  else if (D <= 128) attn_split_kernel<F16, 4><<<grid, kWarps * 32, 0, stream>>>(a);
-  else attn_split_kernel<F16, 8><<<grid, kWarps * 32, 0, stream>>>(a);
-  P64_CUDA_CHECK_LAUNCH("attn_split_kernel");
+  auto* kernel = D <= 32 ? attn_split_kernel<F16, 1>
+                 : D <= 64 ? attn_split_kernel<F16, 2>
+                 : D <= 128 ? attn_split_kernel<F16, 4>
+                            : attn_split_kernel<F16, 8>;
+  launch_kernel("attn_split_kernel", kernel, grid, dim3(kWarps * 32), 0, stream, a);
 }
 
 }  // namespace
@@ -191,8 +194,8 @@ void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream) {
 
 void launch_attention_combine(const AttnLaunch& a, cudaStream_t stream) {
   const int threads = a.head_dim < 32 ? 32 : ((a.head_dim + 31) / 32) * 32;
-  attn_combine_kernel<<<unsigned(a.n_head), threads, 0, stream>>>(a, attention_max_splits(a.max_ctx, a.chunk));
-  P64_CUDA_CHECK_LAUNCH("attn_combine_kernel");
+  launch_kernel("attn_combine_kernel", attn_combine_kernel, dim3(unsigned(a.n_head)), dim3(unsigned(threads)), 0, stream,
+                a, attention_max_splits(a.max_ctx, a.chunk));
 }
 
 }  // namespace p64::cuda

@@ -12,6 +12,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_passport.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
 #include "backends/cuda/prefill_runner.h"
 #include "backends/cuda/rope_freqs.h"
 #include "engine/common/error.h"
@@ -40,6 +41,8 @@ struct DevLayer {
 
 struct Switches {
   bool graphs = true;
+  bool pdl = false;
+  bool fuse_norm = false;
   int act_bits = 16;  // act_quant: int16 | int8 | f32 (0)
   bool fused_gate_up = true;
   bool qkv_fused = true;
@@ -54,6 +57,11 @@ const std::vector<SwitchInfo>& switch_table() {
   static const std::vector<SwitchInfo> t = {
       {"graphs", "capture the decode step once as a CUDA graph and replay it per token (position and token "
                  "come from device memory, no re-capture)", "1", "0|1", "default"},
+      {"pdl", "programmatic dependent launch: each kernel of the step is scheduled while its predecessor "
+              "finishes and loads its first weights before waiting for it", "0", "0|1", "opt-in"},
+      {"fuse_norm", "RMSNorm and the FFN activation quantization folded into the GEMVs: the residual add's "
+                    "epilogue writes the next norm's input quantized plus partial sums of squares, the "
+                    "consumer scales by 1/rms (integer paths only)", "0", "0|1", "opt-in"},
       {"act_quant", "GEMV activations for Q4_K/Q6_K/Q8_0: int16 per 32 with dp2a, int8 per 32 with dp4a "
                     "(llama.cpp's mmvq idea; fails the quality gate on deep models), or f32 FMA on dequantized "
                     "weights", "int16", "int16|int8|f32", "default"},
@@ -85,6 +93,8 @@ Switches parse_switches(const BackendOptions& o) {
   }
   Switches s;
   s.graphs = o.get_bool("graphs", s.graphs);
+  s.pdl = o.get_bool("pdl", s.pdl);
+  s.fuse_norm = o.get_bool("fuse_norm", s.fuse_norm);
   if (auto it = o.switches.find("act_quant"); it != o.switches.end()) {
     if (it->second == "int16") s.act_bits = 16;
     else if (it->second == "int8") s.act_bits = 8;
@@ -203,7 +213,9 @@ class CudaBackend final : public Backend {
       events_.push_back(e);
     }
   }
-  void gemv(const DevMatrix* mats[], float* outs[], int count, GemvMode mode, const float* xf, int64_t n);
+  void gemv(const DevMatrix* mats[], float* outs[], int count, GemvMode mode, const float* xf, const ActBuffers& in,
+            int64_t n, const GemvFusion& fuse = {});
+  bool can_fuse_norm() const;
 
   int device_ = -1;
   cudaStream_t stream_ = nullptr;
@@ -224,6 +236,10 @@ class CudaBackend final : public Backend {
 
   float* d_x_ = nullptr;
   ActBuffers act_{};
+  ActBuffers act_alt_{};       // fuse_norm: the other side of the ping-pong (a GEMV reads one, writes the other)
+  float* d_ssq_attn_ = nullptr;  // fuse_norm: partial sums of squares of the residual, per 32
+  float* d_ssq_ffn_ = nullptr;
+  bool fuse_norm_ = false;
   float* d_qkv_ = nullptr;
   float* d_hidden_ = nullptr;
   float* d_hidden2_ = nullptr;
@@ -407,6 +423,16 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   act_.bits = sw_.act_bits == 8 ? 8 : 16;
   act_.xd = static_cast<float*>(alloc(wide / 32 * sizeof(float), "activation scales"));
   act_.xs = static_cast<float*>(alloc(wide / 16 * sizeof(float), "activation sums"));
+  fuse_norm_ = sw_.fuse_norm && can_fuse_norm();
+  if (fuse_norm_) {
+    act_alt_.xf = static_cast<float*>(alloc(wide * sizeof(float), "activations (second)"));
+    act_alt_.xq = alloc(wide * sizeof(int16_t), "integer activations (second)");
+    act_alt_.bits = act_.bits;
+    act_alt_.xd = static_cast<float*>(alloc(wide / 32 * sizeof(float), "activation scales (second)"));
+    act_alt_.xs = static_cast<float*>(alloc(wide / 16 * sizeof(float), "activation sums (second)"));
+    d_ssq_attn_ = static_cast<float*>(alloc(wide / 32 * sizeof(float), "norm partial sums"));
+    d_ssq_ffn_ = static_cast<float*>(alloc(wide / 32 * sizeof(float), "norm partial sums"));
+  }
   d_qkv_ = static_cast<float*>(alloc((hp.q_dim() + 2 * hp.kv_dim()) * sizeof(float), "qkv"));
   d_hidden_ = static_cast<float*>(alloc(hp.n_ff * sizeof(float), "ffn hidden"));
   d_hidden2_ = static_cast<float*>(alloc(hp.n_ff * sizeof(float), "ffn up"));
@@ -452,16 +478,32 @@ void CudaBackend::load_batched_prefill() {
   device_bytes_ += batched_->device_bytes();
 }
 
-void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMode mode, const float* xf, int64_t n) {
+// fuse_norm needs every matrix on an integer path, 32-aligned widths (the epilogue quantizes
+// blocks of 32 rows) and the fused gate-up (its epilogue quantizes the hidden vector).
+bool CudaBackend::can_fuse_norm() const {
+  const HParams& hp = hp_;
+  if (sw_.act_bits == 0 || !sw_.fused_gate_up || hp.n_embd % 32 || hp.n_ff % 32 || hp.head_dim % 32) return false;
+  auto ok = [](const DevMatrix& m) { return gemv_has_int_path(m.dtype, m.n); };
+  if (!ok(output_)) return false;
+  for (const DevLayer& L : layers_) {
+    if (!ok(L.wq) || !ok(L.wk) || !ok(L.wv) || !ok(L.wo) || !ok(L.gate) || !ok(L.up) || !ok(L.down)) return false;
+    if (L.gate.dtype != L.up.dtype) return false;
+  }
+  return true;
+}
+
+void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMode mode, const float* xf,
+                       const ActBuffers& in, int64_t n, const GemvFusion& fuse) {
   GemvLaunch g;
   g.nseg = count;
   g.dtype = mats[0]->dtype;
   g.n = n;
   for (int i = 0; i < count; ++i) g.seg[i] = GemvSegment{mats[i]->d, outs[i], mats[i]->rows, mats[i]->nb};
   g.xf = xf;
-  g.xq = act_.xq;
-  g.xd = act_.xd;
-  g.xs = act_.xs;
+  g.xq = in.xq;
+  g.xd = in.xd;
+  g.xs = in.xs;
+  g.fuse = fuse;
   g.mode = mode;
   g.act_bits = sw_.act_bits;
   g.rows_per_warp = sw_.gemv_rows;
@@ -472,22 +514,46 @@ void CudaBackend::enqueue_step() {
   const HParams& hp = hp_;
   const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff;
   auto int_path = [&](const DevMatrix& m) { return sw_.act_bits != 0 && gemv_has_int_path(m.dtype, m.n); };
+  set_dependent_launch(sw_.pdl);
+  // With fuse_norm the step's activations ping-pong: the residual's normalized form is in act_,
+  // the attention output and the FFN hidden vector in act_alt_ (a GEMV never reads and writes
+  // one buffer). Without it every input is in act_.
+  const bool fused = fuse_norm_;
+  const ActBuffers& normed = act_;
+  const ActBuffers& mixed = fused ? act_alt_ : act_;
+  auto residual_epilogue = [&](const float* next_norm, float* ssq) {
+    GemvFusion f;
+    f.quantize_out = true;
+    f.out = act_;
+    f.out_norm = next_norm;
+    f.out_ssq = ssq;
+    return f;
+  };
+  auto normed_input = [&](const float* ssq) {
+    GemvFusion f;
+    f.in_ssq = ssq;
+    f.in_eps = hp.rms_eps;
+    return f;
+  };
 
   op("embed", OpGroup::Other, -1,
      [&] { launch_embed(embd_.dtype, embd_.d, embd_.rows, embd_.n, embd_.nb, d_state_, d_x_, stream_); });
   for (uint32_t li = 0; li < hp.n_layer; ++li) {
     const DevLayer& L = layers_[li];
     const int l = int(li);
-    op("rms_attn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.attn_norm, hp.rms_eps, E, act_, stream_); });
+    const bool last = li + 1 == hp.n_layer;
+    if (!fused || li == 0)
+      op("rms_attn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.attn_norm, hp.rms_eps, E, act_, stream_); });
     op("qkv", OpGroup::Attn, l, [&] {
       const DevMatrix* m[3] = {&L.wq, &L.wk, &L.wv};
       float* o[3] = {d_qkv_, d_qkv_ + Q, d_qkv_ + Q + KV};
+      const GemvFusion f = fused && li > 0 ? normed_input(d_ssq_attn_) : GemvFusion{};
       // consecutive projections of one dtype share a launch
       int i = 0;
       while (i < 3) {
         int j = i + 1;
         while (sw_.qkv_fused && j < 3 && m[j]->dtype == m[i]->dtype) ++j;
-        gemv(m + i, o + i, j - i, GemvMode::Store, act_.xf, E);
+        gemv(m + i, o + i, j - i, GemvMode::Store, normed.xf, normed, E, f);
         i = j;
       }
     });
@@ -510,7 +576,7 @@ void CudaBackend::enqueue_step() {
     a.part_m = d_part_m_;
     a.part_l = d_part_l_;
     a.part_acc = d_part_acc_;
-    a.out = act_;
+    a.out = mixed;
     a.quantize_out = int_path(L.wo) && hp.head_dim % 32 == 0;
     a.state = d_state_;
     op("sdpa", OpGroup::Attn, l, [&] { launch_attention_decode(a, stream_); });
@@ -518,46 +584,60 @@ void CudaBackend::enqueue_step() {
     op("o", OpGroup::Attn, l, [&] {
       const DevMatrix* m[1] = {&L.wo};
       float* o[1] = {d_x_};
+      if (fused) {
+        gemv(m, o, 1, GemvMode::AddTo, mixed.xf, mixed, Q, residual_epilogue(L.ffn_norm, d_ssq_ffn_));
+        return;
+      }
       if (int_path(L.wo) && !a.quantize_out) {
         // head_dim not a multiple of 32: quantize the whole attention output instead
         launch_rmsnorm_quant(act_.xf, nullptr, 0.f, Q, act_, stream_);
       }
-      gemv(m, o, 1, GemvMode::AddTo, act_.xf, Q);
+      gemv(m, o, 1, GemvMode::AddTo, act_.xf, act_, Q);
     });
-    op("rms_ffn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.ffn_norm, hp.rms_eps, E, act_, stream_); });
+    if (!fused)
+      op("rms_ffn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.ffn_norm, hp.rms_eps, E, act_, stream_); });
     const bool fuse = sw_.fused_gate_up && L.gate.dtype == L.up.dtype;
     op("gate_up", OpGroup::Ffn, l, [&] {
-      if (fuse) {
-        const DevMatrix* m[2] = {&L.gate, &L.up};
-        float* o[2] = {d_hidden_, d_hidden2_};
-        gemv(m, o, 2, GemvMode::SwiGLU, act_.xf, E);
+      const DevMatrix* m[2] = {&L.gate, &L.up};
+      float* o[2] = {d_hidden_, d_hidden2_};
+      if (fused) {
+        GemvFusion f = normed_input(d_ssq_ffn_);
+        f.quantize_out = true;
+        f.out = act_alt_;
+        gemv(m, o, 2, GemvMode::SwiGLU, normed.xf, normed, E, f);
+      } else if (fuse) {
+        gemv(m, o, 2, GemvMode::SwiGLU, act_.xf, act_, E);
       } else {
-        const DevMatrix* m[2] = {&L.gate, &L.up};
-        float* o[2] = {d_hidden_, d_hidden2_};
         if (L.gate.dtype == L.up.dtype) {
-          gemv(m, o, 2, GemvMode::Store, act_.xf, E);
+          gemv(m, o, 2, GemvMode::Store, act_.xf, act_, E);
         } else {
-          gemv(m, o, 1, GemvMode::Store, act_.xf, E);
-          gemv(m + 1, o + 1, 1, GemvMode::Store, act_.xf, E);
+          gemv(m, o, 1, GemvMode::Store, act_.xf, act_, E);
+          gemv(m + 1, o + 1, 1, GemvMode::Store, act_.xf, act_, E);
         }
         launch_swiglu(d_hidden_, d_hidden2_, d_hidden_, F, stream_);
       }
     });
     const bool down_int = int_path(L.down);
-    if (down_int)
+    if (down_int && !fused)
       op("ffn_quant", OpGroup::Ffn, l, [&] { launch_rmsnorm_quant(d_hidden_, nullptr, 0.f, F, act_, stream_); });
     op("down", OpGroup::Ffn, l, [&] {
       const DevMatrix* m[1] = {&L.down};
       float* o[1] = {d_x_};
-      gemv(m, o, 1, GemvMode::AddTo, down_int ? act_.xf : d_hidden_, F);
+      if (fused) {
+        const float* next_norm = last ? output_norm_ : layers_[li + 1].attn_norm;
+        gemv(m, o, 1, GemvMode::AddTo, mixed.xf, mixed, F, residual_epilogue(next_norm, d_ssq_attn_));
+        return;
+      }
+      gemv(m, o, 1, GemvMode::AddTo, down_int ? act_.xf : d_hidden_, act_, F);
     });
   }
-  op("rms_final", OpGroup::Rms, -1,
-     [&] { launch_rmsnorm_quant(d_x_, output_norm_, hp.rms_eps, E, act_, stream_); });
+  if (!fused)
+    op("rms_final", OpGroup::Rms, -1,
+       [&] { launch_rmsnorm_quant(d_x_, output_norm_, hp.rms_eps, E, act_, stream_); });
   op("logits", OpGroup::Logits, -1, [&] {
     const DevMatrix* m[1] = {&output_};
     float* o[1] = {d_logits_};
-    gemv(m, o, 1, GemvMode::Store, act_.xf, E);
+    gemv(m, o, 1, GemvMode::Store, normed.xf, normed, E, fused ? normed_input(d_ssq_attn_) : GemvFusion{});
   });
   op("argmax", OpGroup::Sample, -1, [&] { launch_argmax(d_logits_, hp.n_vocab, d_state_, stream_); });
 }

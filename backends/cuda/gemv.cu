@@ -6,6 +6,8 @@
 // FFN's SwiGLU (gate and up rows computed by the same warp).
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
+#include "backends/cuda/quantize_act.cuh"
 #include "backends/cuda/weight_formats.cuh"
 
 namespace p64::cuda {
@@ -19,7 +21,22 @@ struct GemvArgs {
   int64_t total_rows;
   int64_t n;
   ActRef act;
+  GemvFusion fuse;
 };
+
+// The float path reads fp32 activations and never quantizes its output.
+template <class P>
+constexpr bool kFloatPath = false;
+template <uint32_t T>
+constexpr bool kFloatPath<FloatPath<T>> = true;
+
+// Warps per block, and passes per block: a block that quantizes its output covers 32 rows (one
+// quantization block) in 32 / (W * R) passes of W warps; more warps than 8 would cap the
+// registers below what the SwiGLU rows need.
+template <bool QOUT>
+constexpr int warps_per_block() { return QOUT ? 8 : kWarps; }
+template <int R, bool QOUT>
+constexpr int passes_per_block() { return QOUT ? 32 / (warps_per_block<QOUT>() * R) : 1; }
 
 __device__ __forceinline__ float warp_sum(float v) {
 #pragma unroll
@@ -27,13 +44,47 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+// 1/rms of the input from the producer's per-32 partial sums of squares, summed in a fixed
+// order so every warp (and every run) gets the same value.
+__device__ __forceinline__ float input_norm_scale(const GemvFusion& f, int64_t n, int lane) {
+  float t = 0.f;
+  for (int64_t i = lane; i < n / 32; i += 32) t += f.in_ssq[i];
+  return rsqrtf(warp_sum(t) / float(n) + f.in_eps);
+}
+
+// One warp, 32 consecutive outputs: the partial sum of squares of the raw values (the next
+// RMSNorm's input) and the values times the next norm's weights quantized for the next GEMV.
+__device__ __forceinline__ void quantize_output(const GemvFusion& f, int64_t e, int64_t n, float v) {
+  const int lane = threadIdx.x & 31;
+  if (f.out_ssq) {
+    const float sq = warp_sum(v * v);
+    if (lane == 0) f.out_ssq[e >> 5] = sq;
+  }
+  const float q = f.out_norm && e < n ? v * f.out_norm[e] : v;
+  float amax = fabsf(q);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  float s16 = q;
+#pragma unroll
+  for (int o = 8; o > 0; o >>= 1) s16 += __shfl_xor_sync(0xffffffffu, s16, o);
+  store_quantized(f.out, e, n, q, amax);
+  if ((lane & 15) == 0 && e < n) f.out.xs[e >> 4] = s16;
+}
+
+// One warp's R rows (with SwiGLU, R gate rows and their R up rows) from row0; returns the
+// values written (lane i holds row i's). `first`: the block's first pass, which waits for the
+// previous kernel once its first weights are in flight.
 template <class P, int R, int MODE>
-__global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
+__device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool first, float res[R]) {
   constexpr int NR = MODE == 2 ? 2 * R : R;
   constexpr int kUnitsInFlight = P::kInFlight;
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int64_t row0 = (int64_t(blockIdx.x) * kWarps + warp) * R;
-  if (row0 >= a.total_rows) return;
+  const int lane = threadIdx.x & 31;
+#pragma unroll
+  for (int i = 0; i < R; ++i) res[i] = 0.f;
+  if (row0 >= a.total_rows) {  // block 0 always has rows, so the grid still waits (launch.cuh)
+    if (first) dependency_wait();
+    return;
+  }
 
   RowRef ref[NR];
   float* out[R];
@@ -57,52 +108,97 @@ __global__ void __launch_bounds__(kWarps * 32) gemv_kernel(const GemvArgs a) {
 #pragma unroll
   for (int i = 0; i < NR; ++i) acc[i] = 0.f;
 
-  for (int64_t base = lane; base < units; base += 32 * kUnitsInFlight) {
-    typename P::X x[kUnitsInFlight];
-    typename P::Raw raw[kUnitsInFlight][NR];
+  typename P::Raw raw[kUnitsInFlight][NR];
+  auto load_weights = [&](int64_t base) {
 #pragma unroll
     for (int k = 0; k < kUnitsInFlight; ++k) {
       const int64_t u = base + 32 * k;
       if (u < units) {
-        P::load_x(x[k], a.act, a.n, u);
 #pragma unroll
         for (int i = 0; i < NR; ++i)
           if (valid[i % R]) P::load(raw[k][i], ref[i], u);
       }
     }
+  };
+  // The first round of weights does not depend on earlier kernels: with dependent launch it
+  // is in flight while the previous kernel finishes.
+  load_weights(lane);
+  if (first) dependency_wait();
+  for (int64_t base = lane; base < units;) {
+    // one unit's activations at a time (L1 hits): registers go to weights in flight instead
 #pragma unroll
     for (int k = 0; k < kUnitsInFlight; ++k) {
       const int64_t u = base + 32 * k;
       if (u < units) {
+        typename P::X x;
+        P::load_x(x, a.act, a.n, u);
 #pragma unroll
         for (int i = 0; i < NR; ++i)
-          if (valid[i % R]) acc[i] += P::dot(raw[k][i], x[k], u);
+          if (valid[i % R]) acc[i] += P::dot(raw[k][i], x, u);
       }
     }
+    base += 32 * kUnitsInFlight;
+    if (base < units) load_weights(base);
   }
+  const float scale = a.fuse.in_ssq ? input_norm_scale(a.fuse, a.n, lane) : 1.f;
 #pragma unroll
-  for (int i = 0; i < NR; ++i) acc[i] = warp_sum(acc[i]);
+  for (int i = 0; i < NR; ++i) acc[i] = warp_sum(acc[i]) * scale;
 #pragma unroll
   for (int i = 0; i < R; ++i) {
     if (lane == i && valid[i]) {
       if constexpr (MODE == 0) {
-        *out[i] = acc[i];
+        res[i] = acc[i];
       } else if constexpr (MODE == 1) {
-        *out[i] += acc[i];  // residual add: this warp is the row's only writer
+        res[i] = *out[i] + acc[i];  // residual add: this warp is the row's only writer
       } else {
         const float g = acc[i];
-        *out[i] = g / (1.f + __expf(-g)) * acc[i + R];
+        res[i] = g / (1.f + __expf(-g)) * acc[i + R];
       }
+      *out[i] = res[i];
     }
   }
 }
 
+#ifndef P64_GEMV_MIN_BLOCKS
+#define P64_GEMV_MIN_BLOCKS 1
+#endif
+template <class P, int R, int MODE, bool QOUT>
+__global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, P64_GEMV_MIN_BLOCKS) gemv_kernel(const GemvArgs a) {
+  constexpr int W = warps_per_block<QOUT>();
+  constexpr int kPasses = passes_per_block<R, QOUT>();
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  float res[R];
+  if constexpr (!QOUT) {
+    warp_rows<P, R, MODE>(a, (int64_t(blockIdx.x) * W + warp) * R, true, res);
+  } else {
+    __shared__ float s_out[32];
+#pragma unroll 1
+    for (int pass = 0; pass < kPasses; ++pass) {
+      const int slot = (pass * W + warp) * R;
+      warp_rows<P, R, MODE>(a, int64_t(blockIdx.x) * 32 + slot, pass == 0, res);
+#pragma unroll
+      for (int i = 0; i < R; ++i)
+        if (lane == i) s_out[slot + i] = res[i];
+    }
+    __syncthreads();
+    if (warp == 0) quantize_output(a.fuse, int64_t(blockIdx.x) * 32 + lane, a.total_rows, s_out[lane]);
+  }
+}
+template <class P, int R, int MODE, bool QOUT>
+void launch_blocks(const GemvArgs& a, cudaStream_t stream) {
+  constexpr int W = warps_per_block<QOUT>();
+  const int64_t rows_per_block = int64_t(W) * R * passes_per_block<R, QOUT>();
+  const int64_t blocks = (a.total_rows + rows_per_block - 1) / rows_per_block;
+  launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT>, dim3(unsigned(blocks)), dim3(W * 32), 0, stream, a);
+}
+
 template <class P, int R, int MODE>
 void launch_one(const GemvArgs& a, cudaStream_t stream) {
-  const int64_t rows_per_block = int64_t(kWarps) * R;
-  const int64_t blocks = (a.total_rows + rows_per_block - 1) / rows_per_block;
-  gemv_kernel<P, R, MODE><<<unsigned(blocks), kWarps * 32, 0, stream>>>(a);
-  P64_CUDA_CHECK_LAUNCH("gemv_kernel");
+  if constexpr (!kFloatPath<P> && MODE != 0) {
+    if (a.fuse.quantize_out) return launch_blocks<P, R, MODE, true>(a, stream);
+  }
+  if (a.fuse.quantize_out) throw Error("CUDA backend: output quantization needs an integer GEMV path");
+  launch_blocks<P, R, MODE, false>(a, stream);
 }
 
 template <class P, int R>
@@ -131,6 +227,7 @@ void launch_rows_float(const GemvArgs& a, GemvMode mode, int rows_per_warp, cuda
 
 template <uint32_t T>
 __global__ void embed_kernel(RowRef r, const StepState* state, int64_t rows, float* out) {
+  dependency_wait();
   const int64_t u = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t units = (r.n + 31) / 32;
   if (u >= units) return;
@@ -147,8 +244,8 @@ __global__ void embed_kernel(RowRef r, const StepState* state, int64_t rows, flo
 template <uint32_t T>
 void embed_one(RowRef r, const StepState* st, int64_t rows, float* out, cudaStream_t stream) {
   const int64_t units = (r.n + 31) / 32;
-  embed_kernel<T><<<unsigned((units + 127) / 128), 128, 0, stream>>>(r, st, rows, out);
-  P64_CUDA_CHECK_LAUNCH("embed_kernel");
+  launch_kernel("embed_kernel", embed_kernel<T>, dim3(unsigned((units + 127) / 128)), dim3(128), 0, stream, r, st,
+                rows, out);
 }
 
 }  // namespace
@@ -173,6 +270,10 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   }
   a.n = g.n;
   a.act = ActRef{g.xf, g.xq, g.xd, g.xs};
+  a.fuse = g.fuse;
+  if (g.fuse.quantize_out && (a.total_rows % 32 != 0 || (g.mode != GemvMode::AddTo && g.mode != GemvMode::SwiGLU) ||
+                              (g.mode == GemvMode::AddTo && g.nseg != 1)))
+    throw Error("CUDA backend: output quantization needs one AddTo/SwiGLU output of a multiple of 32 rows");
   const int r = g.rows_per_warp;
   if (g.act_bits == 16 && gemv_has_int_path(g.dtype, g.n)) {
     switch (g.dtype) {

@@ -34,6 +34,19 @@ struct GemvSegment {
   int64_t rows = 0;
   int64_t nb = 0;              // blocks of the whole tensor (SoA field arrays)
 };
+// RMSNorm folded into the GEMVs around it (the fuse_norm switch). The producer of the residual
+// stream (AddTo) writes, per 32 rows, the sum of squares of the new values and the values times
+// the next norm's weights quantized; the consumer scales its dot products by
+// rsqrt(sum / n + eps), which is the norm's only step that needs the whole vector. The SwiGLU
+// epilogue uses the same output quantization (no norm) for the down projection's input.
+struct GemvFusion {
+  const float* in_ssq = nullptr;  // [n / 32] partial sums of squares of the input; null: no norm
+  float in_eps = 0.f;
+  bool quantize_out = false;      // write `out` (integer form) from the epilogue
+  ActBuffers out{};
+  const float* out_norm = nullptr;  // next norm's weights (null: none)
+  float* out_ssq = nullptr;         // [rows / 32] (null: not needed)
+};
 struct GemvLaunch {
   GemvSegment seg[3];
   int nseg = 1;
@@ -48,6 +61,7 @@ struct GemvLaunch {
   // weights); an integer path is taken only where the dtype has one (gemv_has_int_path).
   int act_bits = 16;
   int rows_per_warp = 2;       // 1 | 2 | 4
+  GemvFusion fuse;
 };
 // True when the integer-activation paths exist for this dtype and row length.
 bool gemv_has_int_path(uint32_t dtype, int64_t n);

@@ -6,6 +6,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
 #include "backends/cuda/quantize_act.cuh"
 
 namespace p64::cuda {
@@ -17,6 +18,7 @@ template <bool NORM>
 __global__ void __launch_bounds__(kThreads) rmsnorm_quant_kernel(const float* __restrict__ x, const float* __restrict__ w,
                                                                  float eps, int64_t n, ActBuffers act) {
   __shared__ float red[kThreads / 32];
+  dependency_wait();
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   float scale = 1.f;
   if constexpr (NORM) {
@@ -51,6 +53,7 @@ __global__ void __launch_bounds__(kThreads) rmsnorm_quant_kernel(const float* __
 }
 
 __global__ void swiglu_kernel(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ out, int64_t n) {
+  dependency_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) {
     const float a = g[i];
@@ -63,16 +66,12 @@ __global__ void swiglu_kernel(const float* __restrict__ g, const float* __restri
 void launch_rmsnorm_quant(const float* x, const float* weight, float eps, int64_t n, const ActBuffers& act,
                           cudaStream_t stream) {
   const unsigned blocks = unsigned((n + kThreads - 1) / kThreads);
-  if (weight)
-    rmsnorm_quant_kernel<true><<<blocks, kThreads, 0, stream>>>(x, weight, eps, n, act);
-  else
-    rmsnorm_quant_kernel<false><<<blocks, kThreads, 0, stream>>>(x, nullptr, eps, n, act);
-  P64_CUDA_CHECK_LAUNCH("rmsnorm_quant_kernel");
+  launch_kernel("rmsnorm_quant_kernel", weight ? rmsnorm_quant_kernel<true> : rmsnorm_quant_kernel<false>,
+                dim3(blocks), dim3(kThreads), 0, stream, x, weight, eps, n, act);
 }
 
 void launch_swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream) {
-  swiglu_kernel<<<unsigned((n + 255) / 256), 256, 0, stream>>>(gate, up, out, n);
-  P64_CUDA_CHECK_LAUNCH("swiglu_kernel");
+  launch_kernel("swiglu_kernel", swiglu_kernel, dim3(unsigned((n + 255) / 256)), dim3(256), 0, stream, gate, up, out, n);
 }
 
 }  // namespace p64::cuda

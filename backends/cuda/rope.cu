@@ -6,6 +6,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
 
 namespace p64::cuda {
 namespace {
@@ -14,6 +15,7 @@ template <bool F16>
 __global__ void rope_kv_kernel(float* __restrict__ qkv, const float* __restrict__ inv_freq, int n_head, int n_head_kv,
                                int head_dim, int rope_dim, void* k_cache, void* v_cache, int max_ctx,
                                const StepState* state) {
+  dependency_wait();
   const int head = blockIdx.x;  // [0, n_head) q heads, then [0, n_head_kv) k heads
   const int pos = state->pos;
   const bool is_k = head >= n_head;
@@ -59,13 +61,8 @@ void launch_rope_kv_write(float* qkv, const float* inv_freq, int n_head, int n_h
                           cudaStream_t stream) {
   const int threads = head_dim / 2 < 32 ? 32 : (head_dim / 2 > 256 ? 256 : head_dim / 2);
   const unsigned blocks = unsigned(n_head + n_head_kv);
-  if (kv_f16)
-    rope_kv_kernel<true><<<blocks, threads, 0, stream>>>(qkv, inv_freq, n_head, n_head_kv, head_dim, rope_dim, k_cache,
-                                                         v_cache, max_ctx, state);
-  else
-    rope_kv_kernel<false><<<blocks, threads, 0, stream>>>(qkv, inv_freq, n_head, n_head_kv, head_dim, rope_dim,
-                                                          k_cache, v_cache, max_ctx, state);
-  P64_CUDA_CHECK_LAUNCH("rope_kv_kernel");
+  launch_kernel("rope_kv_kernel", kv_f16 ? rope_kv_kernel<true> : rope_kv_kernel<false>, dim3(blocks), dim3(threads), 0,
+                stream, qkv, inv_freq, n_head, n_head_kv, head_dim, rope_dim, k_cache, v_cache, max_ctx, state);
 }
 
 }  // namespace p64::cuda

@@ -5,6 +5,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
 
 namespace p64::cuda {
 namespace {
@@ -18,6 +19,7 @@ __device__ __forceinline__ void better(float& bv, int& bi, float v, int i) {
 __global__ void __launch_bounds__(kThreads) argmax_kernel(const float* __restrict__ logits, int64_t n, StepState* state) {
   __shared__ float sv[kThreads / 32];
   __shared__ int si[kThreads / 32];
+  dependency_wait();
   float bv = -FLT_MAX;
   int bi = 0x7fffffff;
   for (int64_t i = threadIdx.x; i < n; i += kThreads) {
@@ -50,8 +52,7 @@ __global__ void __launch_bounds__(kThreads) argmax_kernel(const float* __restric
 }  // namespace
 
 void launch_argmax(const float* logits, int64_t n, StepState* state, cudaStream_t stream) {
-  argmax_kernel<<<1, kThreads, 0, stream>>>(logits, n, state);
-  P64_CUDA_CHECK_LAUNCH("argmax_kernel");
+  launch_kernel("argmax_kernel", argmax_kernel, dim3(1), dim3(kThreads), 0, stream, logits, n, state);
 }
 
 }  // namespace p64::cuda

@@ -1,0 +1,45 @@
+#pragma once
+// Kernel launches of the decode step go through launch_kernel so that programmatic dependent
+// launch (PDL, Hopper) can be switched on for all of them at once: with it, a kernel may be
+// scheduled while its predecessor finishes, and only its griddepcontrol.wait blocks until the
+// predecessor's writes are visible. Every kernel launched this way must call dependency_wait()
+// before it touches memory an earlier kernel writes or reads (weights, read-only, may come
+// first), so that the chain of completions stays transitive.
+#include <cuda_runtime.h>
+
+#include <utility>
+
+#include "backends/cuda/cuda_check.h"
+
+namespace p64::cuda {
+
+// Set by the backend before it enqueues (or captures) a step; read by launch_kernel.
+void set_dependent_launch(bool on);
+bool dependent_launch();
+
+template <class... KernelArgs, class... Args>
+void launch_kernel(const char* name, void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t shared_bytes,
+                   cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = shared_bytes;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = dependent_launch() ? 1 : 0;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  check(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...), name, __FILE__, __LINE__);
+}
+
+#ifdef __CUDACC__
+// Waits for the preceding kernel's completion (a no-op when launched without PDL), then lets
+// the next kernel in the stream be scheduled.
+__device__ __forceinline__ void dependency_wait() {
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+#endif
+
+}  // namespace p64::cuda

@@ -1,0 +1,106 @@
+// The decode-step switches that change how kernels are launched and fused (pdl, fuse_norm)
+// against the CPU reference, through the graph replay that decode-proxy times and through the
+// eager path the timeline uses; the timeline also shows that the fused step really drops the
+// separate norm and quantization kernels.
+
+#include <set>
+
+#include "cuda/cuda_test_support.h"
+#include "engine/lab/quality_gate.h"
+#include "engine/runtime/cpu_backend.h"
+#include "engine/runtime/timeline.h"
+#include "support/shared_files.h"
+#include "support/test_models.h"
+
+namespace p64::test {
+namespace {
+
+BackendOptions with(std::map<std::string, std::string> switches) {
+  BackendOptions o;
+  o.max_context = 256;
+  o.switches = std::move(switches);
+  return o;
+}
+
+class OpNames : public TimelineSink {
+ public:
+  void on_span(const OpSpan& s) override { names.insert(s.name); }
+  std::set<std::string> names;
+};
+
+const std::map<std::string, std::string> kVariants[] = {
+    {{"pdl", "1"}}, {{"fuse_norm", "1"}}, {{"pdl", "1"}, {"fuse_norm", "1"}},
+    {{"pdl", "1"}, {"fuse_norm", "1"}, {"gemv_rows", "1"}}, {{"fuse_norm", "1"}, {"gemv_rows", "4"}},
+    {{"pdl", "1"}, {"graphs", "0"}}};
+
+std::string describe(const std::map<std::string, std::string>& sw) {
+  std::string s;
+  for (const auto& [k, v] : sw) s += (s.empty() ? "" : ",") + k + "=" + v;
+  return s;
+}
+
+TEST(CudaStepSwitches, QuantizedMixesMatchCpuOnDequantizedTwins) {
+  P64_REQUIRE_CUDA_DEVICE();
+  for (const TinyTypes& t : {soa_mix(), all_types(DType::Q4_K), all_types(DType::Q6_K), all_types(DType::Q8_0)}) {
+    auto model = make_tiny_model(t, 31);
+    auto twin = make_tiny_model(t, 31, false, /*dequantized_twin=*/true);
+    const std::vector<int32_t> tokens = random_tokens(40, 384, 5);
+    for (const auto& sw : kVariants) {
+      auto cpu = make_cpu_backend();
+      cpu->load(twin, with({}));
+      auto gpu = make_cuda_backend();
+      gpu->load(model, with(sw));
+      const QualityReport r = teacher_forced_compare(*cpu, *gpu, tokens, QualityThresholds{});
+      EXPECT_TRUE(r.pass) << dtype_name(t.q) << " " << describe(sw) << ": " << r.summary();
+    }
+  }
+}
+
+TEST(CudaStepSwitches, FusedNormStepHasNoSeparateNormKernelsInside) {
+  P64_REQUIRE_CUDA_DEVICE();
+  auto model = make_tiny_model(all_types(DType::Q4_K), 32);
+  for (const char* fuse : {"0", "1"}) {
+    auto gpu = make_cuda_backend();
+    gpu->load(model, with({{"fuse_norm", fuse}, {"pdl", "1"}}));
+    OpNames ops;
+    gpu->set_timeline(&ops);
+    gpu->decode_argmax(1, 0);
+    gpu->set_timeline(nullptr);
+    const bool fused = std::string(fuse) == "1";
+    EXPECT_EQ(ops.names.count("rms_ffn"), fused ? 0u : 1u) << "fuse_norm=" << fuse;
+    EXPECT_EQ(ops.names.count("ffn_quant"), fused ? 0u : 1u) << "fuse_norm=" << fuse;
+    EXPECT_EQ(ops.names.count("rms_final"), fused ? 0u : 1u) << "fuse_norm=" << fuse;
+    EXPECT_EQ(ops.names.count("rms_attn"), 1u) << "layer 0 keeps its norm kernel (fuse_norm=" << fuse << ")";
+  }
+}
+
+// A model the fusion cannot serve (F16 matrices have no integer path) runs unfused and right.
+TEST(CudaStepSwitches, FusedNormFallsBackWhereNoIntegerPath) {
+  P64_REQUIRE_CUDA_DEVICE();
+  auto model = make_tiny_model(all_types(DType::F16), 33);
+  auto cpu = make_cpu_backend();
+  cpu->load(model, with({}));
+  auto gpu = make_cuda_backend();
+  gpu->load(model, with({{"fuse_norm", "1"}, {"pdl", "1"}}));
+  const QualityReport r = teacher_forced_compare(*cpu, *gpu, random_tokens(24, 384, 6), QualityThresholds{});
+  EXPECT_TRUE(r.pass) << r.summary();
+}
+
+TEST(CudaStepSwitches, Stories260kGreedyWithDependentLaunchIdenticalToCpu) {
+  P64_REQUIRE_CUDA_DEVICE();
+  auto model = load_stories260k();
+  if (!model) GTEST_SKIP() << "stories260K.bin / tok512.bin not in " << shared_dir();
+  auto cpu = make_cpu_backend();
+  cpu->load(model, with({}));
+  auto gpu = make_cuda_backend();
+  gpu->load(model, with({{"pdl", "1"}, {"fuse_norm", "1"}}));
+  int32_t a = 1, b = 1;
+  for (int pos = 0; pos < 200; ++pos) {
+    a = cpu->decode_argmax(a, pos);
+    b = gpu->decode_argmax(b, pos);
+    ASSERT_EQ(a, b) << "greedy tokens diverge at position " << pos;
+  }
+}
+
+}  // namespace
+}  // namespace p64::test
