@@ -51,6 +51,8 @@ struct Switches {
   std::string kv_type = "auto";
   bool batched_prefill = true;  // prefill: batched | stepwise
   int prefill_chunk = 512;
+  bool prefill_splitk = false;
+  int prefill_attn_group = 1;
 };
 
 const std::vector<SwitchInfo>& switch_table() {
@@ -77,6 +79,10 @@ const std::vector<SwitchInfo>& switch_table() {
                   "step", "batched", "batched|stepwise", "default"},
       {"prefill_chunk", "tokens per batched-prefill pass (longer prompts run in chunks of this many)", "512",
        "64|128|256|512|1024|2048", "default"},
+      {"prefill_splitk", "batched prefill: GEMMs whose output tiles leave SMs idle (q/k/v, o, down at 512 tokens) "
+                         "split their k-tiles and add the partial sums in a second pass", "0", "0|1", "opt-in"},
+      {"prefill_attn_group", "batched prefill attention: cached positions per online-softmax update (4: the dot "
+                             "products of 4 positions reduced together, one rescale per group)", "1", "1|4", "opt-in"},
   };
   return t;
 }
@@ -120,6 +126,10 @@ Switches parse_switches(const BackendOptions& o) {
   s.prefill_chunk = o.get_int("prefill_chunk", s.prefill_chunk);
   if (s.prefill_chunk < 1 || s.prefill_chunk > 4096)
     throw Error("CUDA backend: prefill_chunk must be in [1, 4096] (got " + std::to_string(s.prefill_chunk) + ")");
+  s.prefill_splitk = o.get_bool("prefill_splitk", s.prefill_splitk);
+  s.prefill_attn_group = o.get_int("prefill_attn_group", s.prefill_attn_group);
+  if (s.prefill_attn_group != 1 && s.prefill_attn_group != 4)
+    throw Error("CUDA backend: prefill_attn_group must be 1 or 4 (got " + std::to_string(s.prefill_attn_group) + ")");
   return s;
 }
 
@@ -474,7 +484,11 @@ void CudaBackend::load_batched_prefill() {
   pm.max_ctx = int(max_ctx_);
   pm.inv_freq = d_inv_freq_;
   pm.logits = d_logits_;
-  batched_ = std::make_unique<BatchedPrefill>(std::move(pm), std::min(sw_.prefill_chunk, int(max_ctx_)), device_);
+  PrefillOptions po;
+  po.chunk = std::min(sw_.prefill_chunk, int(max_ctx_));
+  po.split_k = sw_.prefill_splitk;
+  po.attn_group = sw_.prefill_attn_group;
+  batched_ = std::make_unique<BatchedPrefill>(std::move(pm), po, device_);
   device_bytes_ += batched_->device_bytes();
 }
 

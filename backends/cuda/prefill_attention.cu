@@ -11,36 +11,16 @@
 #include <string>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/prefill_attn_rows.cuh"
 #include "backends/cuda/prefill_kernels.h"
 #include "engine/common/error.h"
 
 namespace p64::cuda {
 namespace {
 
-constexpr int kWarps = 8, kRowsPerWarp = 4, kRows = kWarps * kRowsPerWarp, kTile = 64;
+using prefill::load_vec;
 
-template <bool F16, int DPL>
-__device__ __forceinline__ void load_vec(const void* row, int lane, int D, float out[DPL]) {
-  const int d0 = lane * DPL;
-  if constexpr (F16 && DPL >= 2 && DPL % 2 == 0) {
-    if (d0 + DPL <= D) {
-      const __half2* p = reinterpret_cast<const __half2*>(static_cast<const __half*>(row) + d0);
-#pragma unroll
-      for (int i = 0; i < DPL / 2; ++i) {
-        const float2 f = __half22float2(p[i]);
-        out[2 * i] = f.x;
-        out[2 * i + 1] = f.y;
-      }
-      return;
-    }
-  }
-#pragma unroll
-  for (int i = 0; i < DPL; ++i) {
-    const int d = d0 + i;
-    if (d < D) out[i] = F16 ? __half2float(static_cast<const __half*>(row)[d]) : static_cast<const float*>(row)[d];
-    else out[i] = 0.f;
-  }
-}
+constexpr int kWarps = 8, kRowsPerWarp = 4, kRows = kWarps * kRowsPerWarp, kTile = 64;
 
 template <bool F16, int DPL>
 __global__ void __launch_bounds__(kWarps * 32) prefill_attn_kernel(const PrefillAttn a, int bq) {
@@ -168,6 +148,8 @@ void launch_prefill_attention(const PrefillAttn& a, cudaStream_t stream) {
     throw Error("prefill attention: " + std::to_string(a.n_head) + " q heads over " + std::to_string(a.n_head_kv) +
                 " kv heads not supported");
   if (a.T <= 0 || a.pos < 0 || a.pos + a.T > a.max_ctx) throw Error("prefill attention: positions outside the cache");
+  if (a.group == 4) return launch_prefill_attention_grouped(a, stream);  // prefill_attention_grouped.cu
+  if (a.group != 1) throw Error("prefill attention: positions per softmax update must be 1 or 4");
   if (a.kv_f16) launch_f<true>(a, stream);
   else launch_f<false>(a, stream);
 }

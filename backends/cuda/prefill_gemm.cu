@@ -7,6 +7,10 @@
 // ldmatrix from rows padded to 72 halves (conflict-free). Up to three matrices of one dtype
 // share a launch (q, k, v; gate, up): grid.y walks their 128-row tiles in turn, grid.x the
 // token tiles, so the blocks that read one weight tile run next to each other (L2 reuse).
+// grid.z splits the k-tiles when the output tiles alone would leave multiprocessors idle (q/k/v,
+// o and down of a 512-token prompt on 132 SMs): each split writes its partial tile to a
+// workspace and splitk_reduce_kernel adds the splits in order and applies the epilogue.
+#include <algorithm>
 #include <cuda_fp16.h>
 
 #include <string>
@@ -63,10 +67,14 @@ __global__ void __launch_bounds__(kThreads, 2) prefill_gemm_kernel(const Prefill
     ++s;
   }
   const PrefillGemmSeg seg = s == 0 ? g.seg[0] : (s == 1 ? g.seg[1] : g.seg[2]);
+  // This segment's first column among all segments' rows (the split-K workspace's layout).
+  const int64_t seg_col = s == 0 ? 0 : (s == 1 ? g.seg[0].rows : g.seg[0].rows + g.seg[1].rows);
   const int64_t m0 = int64_t(blockIdx.x) * BM, r0 = tile * kBN;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int wm = warp >> 2, wn = warp & 3;
   const int ktiles = int((g.n + kBK - 1) / kBK);
+  const int kt_begin = int(int64_t(ktiles) * blockIdx.z / gridDim.z);
+  const int kt_end = int(int64_t(ktiles) * (blockIdx.z + 1) / gridDim.z);
   const int64_t units = (g.n + 31) / 32;
 
   // X tile loader: BM rows x 8 chunks of 16 bytes; rows past T re-read row T-1 (their
@@ -99,15 +107,15 @@ __global__ void __launch_bounds__(kThreads, 2) prefill_gemm_kernel(const Prefill
 #pragma unroll
       for (int k = 0; k < 4; ++k) acc[i][j][k] = 0.f;
 
-  load_x(0, 0);
-  load_w(0);
-  store_w(0, 0);
+  load_x(kt_begin, 0);
+  load_w(kt_begin);
+  store_w(kt_begin, 0);
   cp_async_wait_all();
   __syncthreads();
 
-  for (int kt = 0; kt < ktiles; ++kt) {
-    const int cur = kt & 1;
-    const bool more = kt + 1 < ktiles;
+  for (int kt = kt_begin; kt < kt_end; ++kt) {
+    const int cur = (kt - kt_begin) & 1;
+    const bool more = kt + 1 < kt_end;
     if (more) {
       load_x(kt + 1, cur ^ 1);
       load_w(kt + 1);  // in flight during the MMAs below
@@ -137,6 +145,9 @@ __global__ void __launch_bounds__(kThreads, 2) prefill_gemm_kernel(const Prefill
 
   // Epilogue: c0,c1 at (row g, cols 2t, 2t+1) and c2,c3 at row g + 8 of each m16 x n8 tile.
   const int gq = lane >> 2, tq = lane & 3;
+  const bool partial = gridDim.z > 1;
+  const int64_t wsw = g.seg[0].rows + (g.nseg > 1 ? g.seg[1].rows : 0) + (g.nseg > 2 ? g.seg[2].rows : 0);
+  float* ws = partial ? g.ws + int64_t(blockIdx.z) * g.T * wsw + seg_col : nullptr;
 #pragma unroll
   for (int i = 0; i < MT; ++i) {
 #pragma unroll
@@ -146,6 +157,10 @@ __global__ void __launch_bounds__(kThreads, 2) prefill_gemm_kernel(const Prefill
         const int64_t t = m0 + wm * (BM / 2) + i * 16 + gq + (e >> 1) * 8;
         const int64_t c = r0 + wn * 32 + j * 8 + tq * 2 + (e & 1);
         if (t < g.T && c < seg.rows) {
+          if (partial) {
+            ws[t * wsw + c] = acc[i][j][e];
+            continue;
+          }
           float* y = seg.out + t * g.ldy + c;
           if (g.epilogue == PrefillEpilogue::AddTo) *y += acc[i][j][e];
           else *y = acc[i][j][e];
@@ -155,8 +170,29 @@ __global__ void __launch_bounds__(kThreads, 2) prefill_gemm_kernel(const Prefill
   }
 }
 
+// y (=|+=) the sum of the splits' partial tiles, added in split order.
+__global__ void splitk_reduce_kernel(const PrefillGemm g, int splits, int64_t wsw) {
+  const int64_t j = int64_t(blockIdx.x) * blockDim.x + threadIdx.x, t = blockIdx.y;
+  if (j >= wsw) return;
+  float sum = 0.f;
+  for (int z = 0; z < splits; ++z) sum += g.ws[(int64_t(z) * g.T + t) * wsw + j];
+  int64_t c = j;
+  PrefillGemmSeg seg = g.seg[0];
+  if (c >= seg.rows) {
+    c -= seg.rows;
+    seg = g.seg[1];
+    if (c >= seg.rows) {
+      c -= seg.rows;
+      seg = g.seg[2];
+    }
+  }
+  float* y = seg.out + t * g.ldy + c;
+  if (g.epilogue == PrefillEpilogue::AddTo) *y += sum;
+  else *y = sum;
+}
+
 template <uint32_t DT, int BM>
-void launch_bm(const PrefillGemm& g, int64_t tiles, cudaStream_t stream) {
+void launch_bm(const PrefillGemm& g, int64_t tiles, int splits, cudaStream_t stream) {
   constexpr size_t smem = size_t(2) * (BM + kBN) * kLds * sizeof(__half);
   static bool configured = false;  // one attribute call per instantiation
   if (!configured) {
@@ -164,19 +200,44 @@ void launch_bm(const PrefillGemm& g, int64_t tiles, cudaStream_t stream) {
                                         int(smem)));
     configured = true;
   }
-  const dim3 grid(unsigned((g.T + BM - 1) / BM), unsigned(tiles));
+  const dim3 grid(unsigned((g.T + BM - 1) / BM), unsigned(tiles), unsigned(splits));
   prefill_gemm_kernel<DT, BM><<<grid, kThreads, smem, stream>>>(g);
   P64_CUDA_CHECK_LAUNCH("prefill_gemm_kernel");
+  if (splits > 1) {
+    int64_t wsw = 0;
+    for (int i = 0; i < g.nseg; ++i) wsw += g.seg[i].rows;
+    splitk_reduce_kernel<<<dim3(unsigned((wsw + 255) / 256), unsigned(g.T)), 256, 0, stream>>>(g, splits, wsw);
+    P64_CUDA_CHECK_LAUNCH("splitk_reduce_kernel");
+  }
 }
 
 template <uint32_t DT>
 void launch_dt(const PrefillGemm& g, int sms, cudaStream_t stream) {
-  int64_t tiles = 0;
-  for (int i = 0; i < g.nseg; ++i) tiles += row_tiles(g.seg[i].rows);
-  // The largest token tile whose grid still gives every multiprocessor a block.
-  if (g.T > 64 && (g.T + 127) / 128 * tiles >= sms) launch_bm<DT, 128>(g, tiles, stream);
-  else if (g.T > 32) launch_bm<DT, 64>(g, tiles, stream);
-  else launch_bm<DT, 32>(g, tiles, stream);
+  int64_t tiles = 0, wsw = 0;
+  for (int i = 0; i < g.nseg; ++i) {
+    tiles += row_tiles(g.seg[i].rows);
+    wsw += g.seg[i].rows;
+  }
+  const int64_t ktiles = (g.n + kBK - 1) / kBK;
+  // The largest token tile for T; without a workspace to split into, the largest whose grid
+  // still gives every multiprocessor a block.
+  int bm = g.T > 64 ? 128 : (g.T > 32 ? 64 : 32);
+  if (bm == 128 && !g.ws && (g.T + 127) / 128 * tiles < sms) bm = 64;
+  const int64_t blocks = (g.T + bm - 1) / bm * tiles;
+  // Split-K up to about two blocks per multiprocessor slot pair (two resident blocks per SM),
+  // keeping at least 4 k-tiles per split, within the workspace.
+  int64_t splits = 1;
+  if (g.splits > 0) splits = g.splits;
+  else if (g.ws && blocks < 2 * sms) splits = std::min<int64_t>(ktiles / 4, (4 * sms + blocks / 2) / blocks);
+  splits = std::clamp<int64_t>(splits, 1, ktiles);
+  if (splits > 1 && g.ws_floats < splits * g.T * wsw) {
+    if (g.splits > 0) throw Error("prefill GEMM: the split-K workspace is too small for the splits asked");
+    splits = std::max<int64_t>(1, g.ws_floats / (g.T * wsw));
+  }
+  if (splits > 1 && !g.ws) throw Error("prefill GEMM: split-K without a workspace");
+  if (bm == 128) launch_bm<DT, 128>(g, tiles, int(splits), stream);
+  else if (bm == 64) launch_bm<DT, 64>(g, tiles, int(splits), stream);
+  else launch_bm<DT, 32>(g, tiles, int(splits), stream);
 }
 
 }  // namespace
@@ -197,6 +258,7 @@ void launch_prefill_gemm(const PrefillGemm& g, int sms, cudaStream_t stream) {
     throw Error("prefill GEMM: activation stride " + std::to_string(g.ldx) + " is not a padded multiple of 64 >= " +
                 std::to_string(g.n));
   if (g.ldy >= int64_t(1) << 31 || g.T >= 65535 * 32) throw Error("prefill GEMM: output too large for one launch");
+  if (g.splits > 64) throw Error("prefill GEMM: at most 64 k splits");
   switch (g.dtype) {
     case kF32: return launch_dt<kF32>(g, sms, stream);
     case kF16: return launch_dt<kF16>(g, sms, stream);

@@ -29,6 +29,12 @@ struct PrefillGemm {
   int64_t T = 0;               // rows of X and Y
   int64_t ldy = 0;
   PrefillEpilogue epilogue = PrefillEpilogue::Store;
+  // Split-K: when the output tiles alone leave the device part idle, blocks split the k-tiles
+  // and write partial sums to `ws` ([splits][T][sum of rows]); a second pass adds them in a
+  // fixed order (deterministic) and applies the epilogue. No workspace: no split.
+  float* ws = nullptr;
+  int64_t ws_floats = 0;
+  int splits = 0;              // 0: chosen from the grid and the device; > 0: forced (tests)
 };
 bool prefill_gemm_supports(uint32_t dtype);
 // `sms`: the device's multiprocessor count (picks the token tile so the grid fills the chip).
@@ -62,7 +68,10 @@ struct PrefillAttn {
   int pos = 0, T = 0;
   void* out = nullptr;         // __half [T][ldo]
   int64_t ldo = 0;
+  int group = 1;               // positions per online-softmax update: 1 or 4
 };
 void launch_prefill_attention(const PrefillAttn& a, cudaStream_t stream);
+// The same with one online-softmax update per 4 positions (a.group == 4; checked by the caller).
+void launch_prefill_attention_grouped(const PrefillAttn& a, cudaStream_t stream);
 
 }  // namespace p64::cuda

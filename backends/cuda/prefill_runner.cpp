@@ -20,16 +20,17 @@ void check_matrix(const PrefillMatrix& m, const char* what) {
 
 }  // namespace
 
-BatchedPrefill::BatchedPrefill(PrefillModel model, int chunk, int device) : m_(std::move(model)), chunk_(chunk) {
+BatchedPrefill::BatchedPrefill(PrefillModel model, const PrefillOptions& opt, int device)
+    : m_(std::move(model)), opt_(opt) {
   const HParams& hp = m_.hp;
-  if (chunk_ < 1) throw Error("CUDA batched prefill: chunk of " + std::to_string(chunk_) + " tokens");
+  if (opt_.chunk < 1) throw Error("CUDA batched prefill: chunk of " + std::to_string(opt_.chunk) + " tokens");
   check_matrix(m_.embd, "token_embd");
   check_matrix(m_.output, "output");
   for (const PrefillLayer& L : m_.layers)
     for (const PrefillMatrix* p : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) check_matrix(*p, "a layer matrix");
   P64_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
   try {
-    const size_t C = size_t(chunk_);
+    const size_t C = size_t(opt_.chunk);
     ld_e_ = pad64(hp.n_embd);
     ld_q_ = pad64(hp.q_dim());
     ld_f_ = pad64(hp.n_ff);
@@ -41,6 +42,12 @@ BatchedPrefill::BatchedPrefill(PrefillModel model, int chunk, int device) : m_(s
     attn_ = alloc(C * ld_q_ * 2, "prefill attention output");
     gate_up_ = static_cast<float*>(alloc(C * 2 * hp.n_ff * sizeof(float), "prefill gate/up"));
     hidden_ = alloc(C * ld_f_ * 2, "prefill ffn hidden");
+    if (opt_.split_k) {
+      // Split-K partial sums: room for 8 splits of the widest matrix group that splits in
+      // practice (q/k/v or the residual's width); the GEMM splits less where it does not fit.
+      ws_floats_ = int64_t(C) * std::max<int64_t>(qkv_w_, hp.n_embd) * 8;
+      ws_ = static_cast<float*>(alloc(size_t(ws_floats_) * sizeof(float), "prefill split-K workspace"));
+    }
     // The f16 GEMM inputs' pad columns must read as zeros; no kernel ever writes them.
     P64_CUDA_CHECK(cudaMemset(xh_, 0, C * ld_e_ * 2));
     P64_CUDA_CHECK(cudaMemset(attn_, 0, C * ld_q_ * 2));
@@ -74,6 +81,8 @@ void BatchedPrefill::gemm(const PrefillMatrix* const* mats, float* const* outs, 
     g.T = T;
     g.ldy = ldy;
     g.epilogue = add ? PrefillEpilogue::AddTo : PrefillEpilogue::Store;
+    g.ws = ws_;
+    g.ws_floats = ws_floats_;
     g.nseg = 0;
     while (i < count && g.nseg < 3 && mats[i]->dtype == g.dtype && mats[i]->n == g.n) {
       g.seg[g.nseg++] = PrefillGemmSeg{mats[i]->w, mats[i]->nb, mats[i]->rows, outs[i]};
@@ -90,8 +99,8 @@ void BatchedPrefill::enqueue(std::span<const int32_t> tokens, int pos, cudaStrea
   // From pageable memory: the copy has read `tokens` when the call returns.
   P64_CUDA_CHECK(cudaMemcpyAsync(tokens_, tokens.data(), tokens.size() * sizeof(int32_t), cudaMemcpyHostToDevice, stream));
   const int n = int(tokens.size());
-  for (int done = 0; done < n; done += chunk_) {
-    const int T = std::min(chunk_, n - done);
+  for (int done = 0; done < n; done += opt_.chunk) {
+    const int T = std::min(opt_.chunk, n - done);
     run_chunk(tokens_ + done, T, pos + done, done + T == n, stream, hook);
   }
 }
@@ -137,6 +146,7 @@ void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last,
       a.T = T;
       a.out = attn_;
       a.ldo = ld_q_;
+      a.group = opt_.attn_group;
       launch_prefill_attention(a, stream);
     });
     op("o", OpGroup::Attn, l, [&] {

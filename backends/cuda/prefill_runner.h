@@ -40,19 +40,26 @@ struct PrefillModel {
   float* logits = nullptr;     // [n_vocab]
 };
 
+// The backend's prefill switches.
+struct PrefillOptions {
+  int chunk = 512;      // tokens per pass (prefill_chunk)
+  bool split_k = false;  // split the k-tiles of GEMMs whose grid leaves SMs idle (prefill_splitk)
+  int attn_group = 1;   // positions per online-softmax update in attention (prefill_attn_group)
+};
+
 // How the backend times an op (its timeline events); empty: launch directly.
 using PrefillOpHook = std::function<void(const char* name, OpGroup group, int layer, const std::function<void()>&)>;
 
 class BatchedPrefill {
  public:
-  // Allocates the scratch for `chunk` tokens; throws p64::Error for a dtype without a reader.
-  BatchedPrefill(PrefillModel model, int chunk, int device);
+  // Allocates the scratch for `opt.chunk` tokens; throws p64::Error for a dtype without a reader.
+  BatchedPrefill(PrefillModel model, const PrefillOptions& opt, int device);
   ~BatchedPrefill();
   BatchedPrefill(const BatchedPrefill&) = delete;
   BatchedPrefill& operator=(const BatchedPrefill&) = delete;
 
   uint64_t device_bytes() const { return bytes_; }
-  int chunk() const { return chunk_; }
+  int chunk() const { return opt_.chunk; }
   // Enqueues tokens at positions [pos, pos + n) on `stream`; the last token's logits land in
   // the model's logits buffer. The caller checks the token ids and the position range.
   void enqueue(std::span<const int32_t> tokens, int pos, cudaStream_t stream, const PrefillOpHook& hook);
@@ -65,7 +72,7 @@ class BatchedPrefill {
             int64_t ldy, bool add, cudaStream_t stream);
 
   PrefillModel m_;
-  int chunk_ = 0;
+  PrefillOptions opt_;
   int sms_ = 1;
   uint64_t bytes_ = 0;
   std::vector<void*> allocations_;
@@ -77,6 +84,8 @@ class BatchedPrefill {
   void* attn_ = nullptr;       // f16 [chunk][ld_q]
   float* gate_up_ = nullptr;   // [chunk][2 n_ff]: gate | up
   void* hidden_ = nullptr;     // f16 [chunk][ld_f]
+  float* ws_ = nullptr;        // split-K partial sums
+  int64_t ws_floats_ = 0;
 };
 
 }  // namespace p64::cuda
