@@ -45,29 +45,35 @@ if [ ! -f "$M" ]; then
 fi
 
 # 3. pp$PP (prefill tok/s = prompt tokens / prefill wall time, median [min-max] of 3 runs)
-pp() {
-  local tag=$1
-  shift
-  timeout 120 "$P64" decode-proxy "$M" --backend cuda --prompt-tokens "$PP" --tokens 1 --runs 3 --warmup 1 \
-    --no-store "$@" >"$W/pp_$tag.log" 2>&1
+pp() {  # pp PROMPT_TOKENS TAG SWITCHES...
+  local n=$1 tag=$2
+  shift 2
+  timeout 120 "$P64" decode-proxy "$M" --backend cuda --prompt-tokens "$n" --tokens 1 --runs 3 --warmup 1 \
+    --no-store "$@" >"$W/pp${n}_$tag.log" 2>&1
   local rc=$?
-  row "pp$PP $tag: exit $rc | prefill tok/s $(grep -E '^  prefill tok/s' "$W/pp_$tag.log" | sed 's/^  prefill tok\/s *//')"
-  keep "$W/pp_$tag.log"
+  row "pp$n $tag: exit $rc | prefill tok/s $(grep -E '^  prefill tok/s' "$W/pp${n}_$tag.log" | sed 's/^  prefill tok\/s *//')"
+  keep "$W/pp${n}_$tag.log"
 }
 if [ -f "$M" ]; then
-  pp batched --opt prefill=batched
-  pp stepwise --opt prefill=stepwise
-  pp batched-chunk256 --opt prefill=batched --opt prefill_chunk=256
+  pp "$PP" batched --opt prefill=batched
+  pp "$PP" stepwise --opt prefill=stepwise
+  pp "$PP" batched-chunk256 --opt prefill=batched --opt prefill_chunk=256
+  pp "$PP" splitk --opt prefill_splitk=1
+  pp "$PP" attn-group4 --opt prefill_attn_group=4
+  pp "$PP" splitk+attn-group4 --opt prefill_splitk=1 --opt prefill_attn_group=4
+  pp 2048 batched --opt prefill=batched
 fi
 
 # 4. where the batched prefill's time goes (CUDA-event spans per op; small ops are inflated)
-if [ -f "$M" ]; then
-  timeout 90 "$P64" timeline "$M" --backend cuda --prompt-tokens "$PP" --tokens 2 --trace "$W/trace.json" \
-    --no-store >"$W/timeline.log" 2>&1
-  row "timeline: exit $? | $(grep -E 'prefill of' "$W/timeline.log" | tr -s ' ')"
-  keep "$W/timeline.log"
-  if command -v python3 >/dev/null && [ -f "$W/trace.json" ]; then
-    python3 - "$W/trace.json" >>"$TABLE" <<'EOF'
+timeline() {  # timeline TAG SWITCHES...
+  local tag=$1
+  shift
+  timeout 90 "$P64" timeline "$M" --backend cuda --prompt-tokens "$PP" --tokens 2 --trace "$W/trace_$tag.json" \
+    --no-store "$@" >"$W/timeline_$tag.log" 2>&1
+  row "timeline $tag: exit $? | $(grep -E 'prefill of' "$W/timeline_$tag.log" | tr -s ' ')"
+  keep "$W/timeline_$tag.log"
+  if command -v python3 >/dev/null && [ -f "$W/trace_$tag.json" ]; then
+    python3 - "$W/trace_$tag.json" >>"$TABLE" <<'EOF'
 import collections, json, re, sys
 ev = json.load(open(sys.argv[1]))
 ev = ev.get("traceEvents", ev) if isinstance(ev, dict) else ev
@@ -76,9 +82,13 @@ for e in ev:
     if e.get("ph") == "X" and e.get("tid") == 1:
         per[re.sub(r" L\d+$", "", e["name"])] += e.get("dur", 0)
 tot = sum(per.values()) or 1
-print("  batched prefill spans: " + ", ".join(f"{k} {v/1e3:.2f} ms ({100*v/tot:.0f}%)" for k, v in per.most_common(9)))
+print("  prefill spans: " + ", ".join(f"{k} {v/1e3:.2f} ms ({100*v/tot:.0f}%)" for k, v in per.most_common(9)))
 EOF
   fi
+}
+if [ -f "$M" ]; then
+  timeline default
+  timeline opt-ins --opt prefill_splitk=1 --opt prefill_attn_group=4
 fi
 
 # 5. greedy text after a batched vs a stepwise prefill (stories260K is trained: real margins)

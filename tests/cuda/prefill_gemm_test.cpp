@@ -1,7 +1,8 @@
 // The prefill GEMM (tensor cores, weights dequantized to f16 in the tile loader) against a
 // double-precision host product of quant.h's dequantized weights and the same f16
-// activations, for every weight format, all three token tiles, both epilogues, several
-// matrices in one launch, and row counts / lengths that leave partial tiles.
+// activations, for every weight format, all three token tiles, both epilogues, split-K
+// (forced, uneven splits), several matrices in one launch, and row counts / lengths that
+// leave partial tiles.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -128,14 +129,18 @@ TEST_P(PrefillGemmTest, StoreAndAddMatchHostProduct) {
   const int64_t rows = 200;  // one full and one partial 128-row tile
   Weights w = random_weights(c.dtype, rows, c.n, rng);
   DeviceVec<uint8_t> dw(w.bytes);
-  for (int64_t T : {1, 7, 33, 100}) {  // token tiles of 32, 64 (partial ones included)
-    SCOPED_TRACE("T=" + std::to_string(T));
+  for (int64_t T : {1, 7, 33, 100})  // token tiles of 32, 64 (partial ones included)
+  for (int splits : {1, 3}) {        // 3: k-tiles split unevenly (or clamped to the k-tiles there are)
+    SCOPED_TRACE("T=" + std::to_string(T) + " splits=" + std::to_string(splits));
     Acts x = random_acts(T, c.n, rng);
     DeviceVec<uint16_t> dx(x.half);
     const std::vector<double> ref = host_product(x, w, T);
     const int64_t ldy = rows + 3;
-    DeviceVec<float> y(size_t(T * ldy));
+    DeviceVec<float> y(size_t(T * ldy)), ws(size_t(splits * T * rows));
     cuda::PrefillGemm g;
+    g.splits = splits;
+    g.ws = ws.get();
+    g.ws_floats = int64_t(ws.size());
     g.seg[0] = {dw.get(), w.nb, rows, y.get()};
     g.dtype = uint32_t(c.dtype);
     g.n = c.n;
@@ -173,7 +178,7 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{DType::F32, 172},  // stories260K's FFN width: partial unit and k-tile
                       Case{DType::F32, 64}));
 
-// q, k, v in one launch, written side by side into one output row.
+// q, k, v in one launch, written side by side into one output row (through split-K).
 TEST(PrefillGemm, ThreeSegmentsLandInTheirColumns) {
   P64_REQUIRE_CUDA_DEVICE();
   std::mt19937 rng(5);
@@ -184,9 +189,12 @@ TEST(PrefillGemm, ThreeSegmentsLandInTheirColumns) {
   Acts x = random_acts(T, n, rng);
   DeviceVec<uint16_t> dx(x.half);
   const int64_t ldy = 256 + 64 + 64;
-  DeviceVec<float> y(size_t(T * ldy));
+  DeviceVec<float> y(size_t(T * ldy)), ws(size_t(3 * T * ldy));
   y.poison();
   cuda::PrefillGemm g;
+  g.splits = 3;  // 4 k-tiles in splits of 1, 1, 2
+  g.ws = ws.get();
+  g.ws_floats = int64_t(ws.size());
   g.nseg = 3;
   g.seg[0] = {dq.get(), q.nb, q.rows, y.get()};
   g.seg[1] = {dk.get(), k.nb, k.rows, y.get() + 256};
@@ -229,6 +237,37 @@ TEST(PrefillGemm, LargeTokenTileMatchesHostProduct) {
     cuda::launch_prefill_gemm(g, sm_count(), nullptr);
     EXPECT_LT(rel_err(y.download(), rows, 0, host_product(x, w, T), T, rows), kTol);
   }
+}
+
+// The automatic split (a small grid, long rows) against the unsplit product, AddTo included.
+TEST(PrefillGemm, AutomaticSplitKMatchesHostProduct) {
+  P64_REQUIRE_CUDA_DEVICE();
+  std::mt19937 rng(11);
+  const int64_t n = 2048, T = 130, rows = 300;  // 2 x 3 blocks of 128: split 8 ways (4 k-tiles each)
+  Weights w = random_weights(DType::Q6_K_SOA, rows, n, rng);
+  DeviceVec<uint8_t> dw(w.bytes);
+  Acts x = random_acts(T, n, rng);
+  DeviceVec<uint16_t> dx(x.half);
+  DeviceVec<float> y(size_t(T * rows)), ws(size_t(64 * T * rows));
+  std::vector<float> base(size_t(T * rows));
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (float& v : base) v = nd(rng);
+  y.upload(base);
+  cuda::PrefillGemm g;
+  g.seg[0] = {dw.get(), w.nb, rows, y.get()};
+  g.dtype = uint32_t(DType::Q6_K_SOA);
+  g.n = n;
+  g.x = dx.get();
+  g.ldx = x.ld;
+  g.T = T;
+  g.ldy = rows;
+  g.ws = ws.get();
+  g.ws_floats = int64_t(ws.size());
+  g.epilogue = cuda::PrefillEpilogue::AddTo;
+  cuda::launch_prefill_gemm(g, sm_count(), nullptr);
+  std::vector<double> ref = host_product(x, w, T);
+  for (size_t i = 0; i < ref.size(); ++i) ref[i] += base[i];
+  EXPECT_LT(rel_err(y.download(), rows, 0, ref, T, rows), kTol);
 }
 
 TEST(PrefillGemm, RejectsAnUnpaddedActivationStride) {

@@ -1,7 +1,8 @@
 // The batched prefill (prefill=batched) against the CPU reference backend and against the
 // CUDA backend's own token-by-token prefill (prefill=stepwise): the next-token argmax and the
-// last token's logits for prompts of 1, 7, 64 and 300 tokens (300 also in chunks of 128), and
-// decode continuing from the cache each prefill leaves.
+// last token's logits for prompts of 1, 7, 64 and 300 tokens (300 also in chunks of 128; all
+// also with the opt-in prefill_splitk=1 prefill_attn_group=4), and decode continuing from the
+// cache each prefill leaves.
 //
 // Bounds. Quantized weights: RMS(err)/RMS(logits) <= 1e-2, the project's quality gate. F32
 // weights (stories260K): the batched path rounds weights and activations to f16 (unit
@@ -81,12 +82,16 @@ TEST(CudaPrefill, BatchedMatchesCpuOnLastTokenAndArgmax) {
     const uint32_t vocab = s.model->hparams().n_vocab;
     auto cpu = make_cpu_backend();
     cpu->load(s.reference, options());
-    for (const auto& sw : std::vector<std::map<std::string, std::string>>{{}, {{"prefill_chunk", "128"}}}) {
+    const std::vector<std::map<std::string, std::string>> variants = {
+        {}, {{"prefill_chunk", "128"}}, {{"prefill_splitk", "1"}, {"prefill_attn_group", "4"}}};
+    for (const auto& sw : variants) {
+      std::string tag;
+      for (const auto& [k, v] : sw) tag += " " + k + "=" + v;
       auto gpu = make_cuda_backend();
       gpu->load(s.model, options(sw));
       for (size_t n : {1, 7, 64, 300}) {
         if (sw.count("prefill_chunk") && n < 300) continue;  // chunking only matters past a chunk
-        SCOPED_TRACE(s.name + ", " + std::to_string(n) + " tokens" + (sw.empty() ? "" : ", chunks of 128"));
+        SCOPED_TRACE(s.name + ", " + std::to_string(n) + " tokens" + tag);
         const auto toks = random_tokens(n, vocab, 100 + n);
         const int32_t want = cpu->prefill(toks, 0);
         const auto ref_span = cpu->logits();
@@ -94,7 +99,7 @@ TEST(CudaPrefill, BatchedMatchesCpuOnLastTokenAndArgmax) {
         const int32_t got = gpu->prefill(toks, 0);
         const double err = rel_rms(ref, gpu->logits());
         std::printf("batched prefill %-40s %4zu tokens%s: argmax cpu %d cuda %d, rms rel err %.2e\n", s.name.c_str(), n,
-                    sw.empty() ? "" : " (chunks of 128)", want, got, err);
+                    tag.c_str(), want, got, err);
         EXPECT_LE(err, s.bound);
         if (!near_tie(ref)) EXPECT_EQ(want, got);
         // prefill returns the argmax of the logits it leaves
@@ -158,6 +163,7 @@ TEST(CudaPrefill, SwitchValuesAreChecked) {
   auto gpu = make_cuda_backend();
   EXPECT_THROW(gpu->load(model, options({{"prefill", "sideways"}})), Error);
   EXPECT_THROW(gpu->load(model, options({{"prefill_chunk", "0"}})), Error);
+  EXPECT_THROW(gpu->load(model, options({{"prefill_attn_group", "3"}})), Error);
   gpu->load(model, options({{"prefill", "stepwise"}}));
   EXPECT_THROW(gpu->prefill(std::vector<int32_t>{1, 384}, 0), Error);  // 384 is past the vocabulary
   gpu->load(model, options());
