@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/lab/model_flops.h"
 #include "engine/model/model.h"
 #include "engine/model/tokenizer.h"
 
@@ -80,6 +81,12 @@ DecodeProxyResult run_decode_proxy(Backend& backend, const Model& model, const P
   const double mean_positions = params.prompt_tokens + (params.decode_tokens + 1) / 2.0;
   r.bytes_per_token = static_cast<double>(r.weight_bytes) + static_cast<double>(r.kv_bytes_per_position) * mean_positions;
   r.measured_read_gbs = passport.measured.read_gbs;
+  const ModelFlops flops = model_flops(model);
+  r.decode_flops_per_token = flops.decode_token(mean_positions);
+  r.prefill_flops = flops.prefill(params.prompt_tokens);
+  r.prefill_bytes = static_cast<double>(r.weight_bytes) +
+                    static_cast<double>(r.kv_bytes_per_position) * params.prompt_tokens;
+  r.compute_ceiling = compute_ceiling(passport, passport.device.backend == "cpu" ? host_cpu_clock() : CpuClock{});
 
   const int total = params.warmup + params.runs + params.warm_repeats;
   for (int run = 0; run < total; ++run) {
@@ -160,6 +167,12 @@ void to_json(nlohmann::json& j, const DecodeProxyResult& r) {
       {"bytes_per_token", r.bytes_per_token},
       {"measured_read_gbs", r.measured_read_gbs},
       {"generated", r.generated},
+      {"flops",
+       {{"decode_per_token", r.decode_flops_per_token},
+        {"prefill", r.prefill_flops},
+        {"prefill_bytes", r.prefill_bytes},
+        {"counted_from", "tensor shapes"}}},
+      {"compute_ceiling", {{"flops", r.compute_ceiling.flops}, {"source", r.compute_ceiling.source}}},
   };
   nlohmann::json samples = nlohmann::json::array();
   for (const auto& s : r.samples)

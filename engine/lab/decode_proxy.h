@@ -9,6 +9,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "engine/common/progress.h"
+#include "engine/lab/compute_ceiling.h"
 #include "engine/lab/stats.h"
 #include "engine/lab/store_types.h"
 #include "engine/runtime/backend.h"
@@ -44,6 +45,13 @@ struct DecodeProxyResult {
   bool kv_bytes_assumed = false;     // the backend did not say; fp16 K and V assumed
   double bytes_per_token = 0;        // weights + mean KV read per decode step
   double measured_read_gbs = 0;      // the passport's ceiling the share is taken of
+  // The compute roofline (engine/lab/model_flops.h): FLOPs of a decode step at the same mean
+  // positions as bytes_per_token, of the whole prompt's prefill, and the least bytes that prefill
+  // reads (the weights once, the prompt's KV written once).
+  double decode_flops_per_token = 0;
+  double prefill_flops = 0;
+  double prefill_bytes = 0;
+  ComputeCeiling compute_ceiling;
   // Warm mode: steady state (median of the warm repeats) over the peak of all runs.
   MinMedianMax warm_decode_tok_s;
   double warm_over_peak = 0;
