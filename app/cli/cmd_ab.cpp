@@ -17,6 +17,7 @@ namespace {
 
 struct Args {
   std::string model;
+  std::string model_b;  // empty: B runs the same model as A
   std::string a = "backend=cpu";
   std::string b;
   std::string switch_name;
@@ -40,6 +41,7 @@ void print_side(const char* label, const AbSide& s) {
 void run(const Args& a) {
   const LabConfig ca = LabConfig::parse(a.a), cb = LabConfig::parse(a.b);
   auto model = open_lab_model(a.model);
+  auto model_b = a.model_b.empty() ? model : open_lab_model(a.model_b);
   std::unique_ptr<Store> store = a.no_store ? nullptr : Store::open(a.db);
   AbParams p;
   p.runs = a.runs;
@@ -47,14 +49,14 @@ void run(const Args& a) {
   p.decode_tokens = a.tokens;
   p.prompt_tokens = a.prompt_tokens;
   p.quality_tokens = a.quality_tokens;
-  AbResult r = run_ab(ca, cb, model, p, a.switch_name, stderr_progress_line("ab"));
+  AbResult r = run_ab(ca, model, cb, model_b, p, a.switch_name, stderr_progress_line("ab"));
   StoredAb stored;
   if (store) {
     for (const AbSide* s : {&r.a, &r.b}) {
       auto backend = create_backend(s->backend);
       store->sync_switches(s->backend, backend->switches());
     }
-    stored = judge_and_store_ab(*store, r, *model, a.model);
+    stored = judge_and_store_ab(*store, r, *model, a.model, model_b.get(), a.model_b.empty() ? a.model : a.model_b);
   } else {
     stored.outcome = judge_ab(r, std::nullopt);
   }
@@ -66,6 +68,7 @@ void run(const Args& a) {
     std::cout << j.dump(2) << "\n";
     return;
   }
+  if (!r.same_model()) std::printf("A on %s, B on %s\n", a.model.c_str(), a.model_b.c_str());
   std::printf("A/B %s  (%d runs each, interleaved ABAB..., %d decode tokens)\n", a.model.c_str(), a.runs, a.tokens);
   std::printf("  %-2s %-44s %9s %9s %9s  %s\n", "", "config", "median", "min", "max", "decode tok/s per run");
   print_side("A", r.a);
@@ -85,6 +88,8 @@ const CommandRegistration reg(42, [](CLI::App& root) {
   auto args = std::make_shared<Args>();
   CLI::App* c = root.add_subcommand("ab", "Interleaved A/B of two configurations with quality gate and verdict");
   c->add_option("model", args->model, "Model file (.p64)")->required()->check(CLI::ExistingFile);
+  c->add_option("--model-b", args->model_b, "Model file B runs (default: the same as A; same vocabulary)")
+      ->check(CLI::ExistingFile);
   c->add_option("--a", args->a, "Config A, e.g. \"backend=cpu\"")->capture_default_str();
   c->add_option("--b", args->b, "Config B, e.g. \"backend=cpu,opt.kv_f16=1\"")->required();
   c->add_option("--switch", args->switch_name, "Switch the verdict is about (default: the one switch that differs)");

@@ -21,6 +21,11 @@ nlohmann::json quality_json(const QualityReport& q) {
           {"failure", q.failure},             {"summary", q.summary()}};
 }
 
+std::string file_name(const std::string& path) {
+  const auto slash = path.find_last_of("/\\");
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
 bool is_reference(const LabConfig& c, const std::string& resolved) {
   return resolved == "cpu" && c.switches == reference_config().switches;
 }
@@ -34,24 +39,54 @@ std::string AbResult::quality_failure() const {
   return s;
 }
 
+namespace {
+// Two model files make the A/B about the model: the vocabularies must match for the quality gate,
+// and nothing else may change at the same time.
+void check_two_models(const LabConfig& ca, const Model& ma, const LabConfig& cb, const Model& mb,
+                      const std::string& switch_name) {
+  const uint32_t va = ma.hparams().n_vocab, vb = mb.hparams().n_vocab;
+  if (va != vb)
+    throw Error("A/B: model A (" + ma.source() + ") has " + std::to_string(va) + " tokens and model B (" +
+                mb.source() + ") " + std::to_string(vb) +
+                ": the quality gate compares logits token by token, so A and B need one vocabulary");
+  if (!switch_name.empty())
+    throw Error("A/B: switch '" + switch_name + "' was named, but A and B run different models: the verdict "
+                "would be about the model, not the switch");
+  if (ca.switches != cb.switches)
+    throw Error("A/B: A and B differ in their model and in their switches: one change at a time (the same "
+                "switches on both models, or the switches on one model)");
+}
+}  // namespace
+
 AbResult run_ab(const LabConfig& ca, const LabConfig& cb, std::shared_ptr<const Model> model, const AbParams& p,
                 std::string switch_name, const ProgressFn& progress) {
+  return run_ab(ca, model, cb, model, p, std::move(switch_name), progress);
+}
+
+AbResult run_ab(const LabConfig& ca, std::shared_ptr<const Model> model_a, const LabConfig& cb,
+                std::shared_ptr<const Model> model_b, const AbParams& p, std::string switch_name,
+                const ProgressFn& progress) {
   if (p.runs < 2) throw Error("A/B: --runs must be at least 2 (the plan's rule)");
+  if (!model_a || !model_b) throw Error("A/B: a side has no model");
+  const bool same_model = model_a == model_b;
+  if (!same_model) check_two_models(ca, *model_a, cb, *model_b, switch_name);
   const uint32_t ctx = static_cast<uint32_t>(std::max(p.prompt_tokens + p.decode_tokens, p.quality_tokens) + 1);
   AbResult r;
   r.params = p;
-  r.switch_name = switch_name.empty() ? single_differing_switch(ca, cb) : std::move(switch_name);
-  LoadedBackend la = load_backend(ca, model, ctx);
-  LoadedBackend lb = load_backend(cb, model, ctx);
-  auto fill = [](AbSide& side, const LabConfig& c, const LoadedBackend& l) {
+  r.two_models = !same_model;
+  if (same_model) r.switch_name = switch_name.empty() ? single_differing_switch(ca, cb) : std::move(switch_name);
+  LoadedBackend la = load_backend(ca, model_a, ctx);
+  LoadedBackend lb = load_backend(cb, model_b, ctx);
+  auto fill = [](AbSide& side, const LabConfig& c, const LoadedBackend& l, const Model& m) {
     side.config = c;
     side.config.backend = l.name;
     side.backend = l.name;
+    side.model = m.source();
     side.passport = l.passport;
     side.load_ms = l.load_ms;
   };
-  fill(r.a, ca, la);
-  fill(r.b, cb, lb);
+  fill(r.a, ca, la, *model_a);
+  fill(r.b, cb, lb, *model_b);
 
   DecodeProxyParams one;
   one.decode_tokens = p.decode_tokens;
@@ -64,7 +99,7 @@ AbResult run_ab(const LabConfig& ca, const LabConfig& cb, std::shared_ptr<const 
     for (int side = 0; side < 2; ++side) {
       LoadedBackend& l = side == 0 ? la : lb;
       AbSide& s = side == 0 ? r.a : r.b;
-      DecodeProxyResult d = run_decode_proxy(*l.backend, *model, l.passport, one);
+      DecodeProxyResult d = run_decode_proxy(*l.backend, side == 0 ? *model_a : *model_b, l.passport, one);
       if (side == 0) a_generated = d.generated;
       if (i >= p.warmup) {
         SampleRecord rec = d.samples.at(0);
@@ -89,17 +124,19 @@ AbResult run_ab(const LabConfig& ca, const LabConfig& cb, std::shared_ptr<const 
   r.b.decode_tok_s = min_median_max(tok_s(r.b));
 
   // Quality on realistic tokens: the prompt, then A's own greedy continuation.
-  std::vector<int32_t> tokens = proxy_prompt(*model, p.prompt_tokens).ids;
+  std::vector<int32_t> tokens = proxy_prompt(*model_a, p.prompt_tokens).ids;
   tokens.insert(tokens.end(), a_generated.begin(), a_generated.end());
   tokens.resize(std::min<size_t>(tokens.size(), static_cast<size_t>(p.quality_tokens)));
   r.b_vs_a = teacher_forced_compare(*la.backend, *lb.backend, tokens, p.thresholds);
-  if (is_reference(ca, la.name)) {
+  if (same_model && is_reference(ca, la.name)) {
     r.reference = "A (" + reference_config().to_string() + ")";
+  } else if (!same_model && is_reference(cb, lb.name)) {
+    r.reference = "B (" + reference_config().to_string() + " on B's model)";
   } else if (p.compare_reference) {
     const LabConfig ref = reference_config();
-    LoadedBackend lr = load_backend(ref, model, ctx);
+    LoadedBackend lr = load_backend(ref, model_b, ctx);
     r.b_vs_reference = teacher_forced_compare(*lr.backend, *lb.backend, tokens, p.thresholds);
-    r.reference = ref.to_string();
+    r.reference = same_model ? ref.to_string() : ref.to_string() + " on B's model";
   }
   if (progress) progress(1.0, "quality gate: " + r.b_vs_a.summary());
   return r;
@@ -121,8 +158,11 @@ VerdictOutcome judge_ab(const AbResult& r, std::optional<Verdict> previous) {
 nlohmann::json ab_to_json(const AbResult& r, const VerdictOutcome& o) {
   nlohmann::json j = {
       {"switch", r.switch_name},
-      {"a", {{"config", r.a.config.to_string()}, {"backend", r.a.backend}, {"decode_tok_s", r.a.decode_tok_s}}},
-      {"b", {{"config", r.b.config.to_string()}, {"backend", r.b.backend}, {"decode_tok_s", r.b.decode_tok_s}}},
+      {"a", {{"config", r.a.config.to_string()}, {"backend", r.a.backend}, {"model", r.a.model},
+             {"decode_tok_s", r.a.decode_tok_s}}},
+      {"b", {{"config", r.b.config.to_string()}, {"backend", r.b.backend}, {"model", r.b.model},
+             {"decode_tok_s", r.b.decode_tok_s}}},
+      {"same_model", r.same_model()},
       {"ratio", {{"median", o.ratio_median}, {"min", o.ratio_min}, {"max", o.ratio_max}}},
       {"quality", {{"b_vs_a", quality_json(r.b_vs_a)}, {"reference", r.reference}}},
       {"verdict", std::string(to_string(o.verdict))},
@@ -137,11 +177,15 @@ nlohmann::json ab_to_json(const AbResult& r, const VerdictOutcome& o) {
   return j;
 }
 
-StoredAb judge_and_store_ab(Store& store, const AbResult& r, const Model& model, const std::string& model_path) {
+StoredAb judge_and_store_ab(Store& store, const AbResult& r, const Model& model, const std::string& model_path,
+                            const Model* model_b, const std::string& model_b_path) {
   StoredAb out;
   const ModelRecord m = store.describe_model(model, model_path);  // may hash the file: outside the lock
+  std::optional<ModelRecord> mb;
+  if (model_b && model_b_path != model_path) mb = store.describe_model(*model_b, model_b_path);
   sql::Transaction tx(store.handle());  // previous verdict, this verdict and the history move together
   const int64_t model_id = store.upsert_model(m);
+  if (mb) store.upsert_model(*mb);
   const std::string device = r.b.passport.device.name;
   if (!r.switch_name.empty()) {
     if (auto prev = store.previous_comparison(r.switch_name, model_id, device)) out.previous = prev->verdict;
@@ -155,6 +199,7 @@ StoredAb judge_and_store_ab(Store& store, const AbResult& r, const Model& model,
   b.run.backend = r.b.backend;
   b.run.device = device;
   b.run.config = "A: " + r.a.config.to_string() + " | B: " + r.b.config.to_string();
+  if (mb) b.run.config += " (A on " + file_name(model_path) + ", B on " + file_name(model_b_path) + ")";
   b.run.options_json = nlohmann::json{{"a", r.a.config.switches}, {"b", r.b.config.switches}}.dump();
   b.run.params_json = ab_to_json(r, out.outcome)["params"].dump();
   b.run.summary_json = ab_to_json(r, out.outcome).dump();

@@ -1,5 +1,6 @@
 #pragma once
-// A/B: two configurations of one model, measured interleaved (A B A B ...) so drift (thermal,
+// A/B: two configurations of one model (or of two model files that share a vocabulary, e.g. two
+// quantisations of one model), measured interleaved (A B A B ...) so drift (thermal,
 // other load) hits both sides alike, then teacher-forced quality of B against A and against
 // the CPU reference, then the verdict (verdict.h) and the optimisation history update.
 #include <memory>
@@ -29,6 +30,7 @@ struct AbParams {
 struct AbSide {
   LabConfig config;
   std::string backend;  // resolved
+  std::string model;    // the model's source (its file path) this side decoded
   Passport passport;
   double load_ms = 0;
   std::vector<SampleRecord> samples;  // side "a" or "b", rep = interleave index
@@ -43,12 +45,21 @@ struct AbResult {
   std::optional<QualityReport> b_vs_reference;  // nullopt when A is the reference itself
   std::string reference;                        // the reference config, "A (backend=cpu,...)" when A is it
   bool quality_pass() const { return b_vs_a.pass && (!b_vs_reference || b_vs_reference->pass); }
+  bool two_models = false;  // A and B ran different Model objects (files)
+  bool same_model() const { return !two_models; }
   std::string quality_failure() const;
 };
 
 // Loads both configurations (and the CPU reference when needed) and measures them.
 AbResult run_ab(const LabConfig& a, const LabConfig& b, std::shared_ptr<const Model> model, const AbParams& params,
                 std::string switch_name = {}, const ProgressFn& progress = {});
+// A on model_a, B on model_b. Two different models must have the same vocabulary size (the
+// quality gate compares logits token by token) and the verdict is then about the model, not a
+// switch: naming one, or configs that differ in a switch, throws p64::Error (one change at a
+// time). B is checked against the CPU reference on B's own model.
+AbResult run_ab(const LabConfig& a, std::shared_ptr<const Model> model_a, const LabConfig& b,
+                std::shared_ptr<const Model> model_b, const AbParams& params, std::string switch_name = {},
+                const ProgressFn& progress = {});
 
 // The verdict, given the previous one on this switch + model + device.
 VerdictOutcome judge_ab(const AbResult& r, std::optional<Verdict> previous);
@@ -59,8 +70,11 @@ struct StoredAb {
   std::optional<Verdict> previous;
 };
 // Looks up the previous verdict, judges, and writes the A/B run, its comparison and the
-// optimisation history entry (evidence = this run) in one transaction.
-StoredAb judge_and_store_ab(Store& store, const AbResult& r, const Model& model, const std::string& model_path);
+// optimisation history entry (evidence = this run) in one transaction. The run and comparison
+// are filed under A's model; with `model_b` (B ran another model) that one is described in the
+// store too and both are named in the run's config and summary.
+StoredAb judge_and_store_ab(Store& store, const AbResult& r, const Model& model, const std::string& model_path,
+                            const Model* model_b = nullptr, const std::string& model_b_path = {});
 
 nlohmann::json ab_to_json(const AbResult& r, const VerdictOutcome& o);
 
