@@ -9,26 +9,13 @@
 #include <QScatterSeries>
 
 #include <algorithm>
-#include <cmath>
 
 #include "ui/app/theme.h"
+#include "ui/charts/log_axis.h"
+#include "ui/charts/run_colors.h"
 #include "ui/models/roofline_model.h"
 
 namespace p64::ui {
-
-namespace {
-QColor point_color(int i) {
-  static const QColor colors[] = {QColor(0x3d, 0x85, 0xc6), QColor(0xe0, 0x8a, 0x2c), QColor(0x4c, 0xaf, 0x50),
-                                  QColor(0x8e, 0x7c, 0xc3), QColor(0xd0, 0x4a, 0x4a), QColor(0x26, 0xa6, 0x9a),
-                                  QColor(0xc2, 0x5f, 0xa8), QColor(0x9e, 0x9d, 0x24)};
-  return colors[i % 8];
-}
-
-// Decade bounds around [lo, hi], so the log axes start and end on round numbers.
-std::pair<double, double> decades(double lo, double hi) {
-  return {std::pow(10.0, std::floor(std::log10(lo))), std::pow(10.0, std::ceil(std::log10(hi)))};
-}
-}  // namespace
 
 void fill_roofline_chart(QChart* chart, const std::vector<RooflinePoint>& points, double g5_share) {
   chart->removeAllSeries();
@@ -53,21 +40,9 @@ void fill_roofline_chart(QChart* chart, const std::vector<RooflinePoint>& points
     y_lo = std::min(y_lo, g5_share * c);
     y_hi = std::max(y_hi, c);
   }
-  const auto [xa, xb] = decades(x_lo / 1.5, x_hi * 1.5);
-  const auto [ya, yb] = decades(y_lo / 1.5, y_hi * 1.5);
-
-  auto* x = new QLogValueAxis;
-  x->setBase(10);
-  x->setRange(xa, xb);
-  x->setLabelFormat("%g");
-  x->setMinorTickCount(8);
-  x->setTitleText(QObject::tr("MB read per decode token (weights + KV), log"));
-  auto* y = new QLogValueAxis;
-  y->setBase(10);
-  y->setRange(ya, yb);
-  y->setLabelFormat("%g");
-  y->setMinorTickCount(8);
-  y->setTitleText(QObject::tr("effective GB/s (log)"));
+  QLogValueAxis* x = make_decade_axis(x_lo / 1.5, x_hi * 1.5, QObject::tr("MB read per decode token (weights + KV), log"));
+  QLogValueAxis* y = make_decade_axis(y_lo / 1.5, y_hi * 1.5, QObject::tr("effective GB/s (log)"));
+  const double xa = x->min(), xb = x->max();
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
 
@@ -107,7 +82,7 @@ void fill_roofline_chart(QChart* chart, const std::vector<RooflinePoint>& points
     auto* s = new QScatterSeries;
     s->setName(p.label);
     s->setMarkerSize(11);
-    s->setColor(point_color(i++));
+    s->setColor(run_color(i++));
     s->setBorderColor(ink);
     *s << QPointF(p.bytes_per_token / 1e6, p.effective_gbs);
     // A format without @-placeholders is printed as it is: the run's own label beside its point.

@@ -4,9 +4,45 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/lab/compute_ceiling.h"
+#include "engine/lab/model_flops.h"
+
 namespace p64::ui {
 
-std::optional<RooflinePoint> roofline_point(const RunRecord& run, const QString& model_name) {
+namespace {
+
+// FLOPs of a run stored before decode-proxy recorded them, from the model's stored shapes.
+void count_flops_from_record(const nlohmann::json& j, const ModelRecord& model, RooflinePoint* p) {
+  try {
+    const ModelFlops f = model_flops(model);
+    const auto params = j.value("params", nlohmann::json::object());
+    const double decode_tokens = params.value("decode_tokens", 0);
+    p->decode_flops = f.decode_token(p->prompt_tokens + (decode_tokens + 1) / 2);
+    p->prefill_flops = f.prefill(p->prompt_tokens);
+    const double weights = j.value("weight_bytes", static_cast<double>(model.weight_bytes));
+    p->prefill_bytes = weights > 0 ? weights + j.value("kv_bytes_per_position", 0.0) * p->prompt_tokens : 0;
+    p->flops_source = QObject::tr("counted from the stored model's hyperparameters");
+  } catch (const std::exception&) {
+    // A record without shapes (an imported model): the run stays off the compute roofline.
+  }
+}
+
+}  // namespace
+
+QString format_flop_s(double flop_s) {
+  if (flop_s >= 1e12) return QString("%1 TFLOP/s").arg(flop_s / 1e12, 0, 'f', 1);
+  if (flop_s >= 1e9) return QString("%1 GFLOP/s").arg(flop_s / 1e9, 0, 'f', flop_s >= 1e11 ? 0 : 1);
+  return QString("%1 MFLOP/s").arg(flop_s / 1e6, 0, 'f', 1);
+}
+
+QString compute_ceiling_kind(const RooflinePoint& p) {
+  if (p.compute_ceiling <= 0) return QObject::tr("none");
+  const QString s = p.compute_ceiling_source;
+  return s.startsWith("nominal") ? QObject::tr("nominal") : s.startsWith("passport") ? QObject::tr("passport") : s;
+}
+
+std::optional<RooflinePoint> roofline_point(const RunRecord& run, const QString& model_name, const ModelRecord* model,
+                                            const Passport* passport) {
   const auto j = nlohmann::json::parse(run.summary_json.empty() ? "{}" : run.summary_json, nullptr, false);
   if (!j.is_object()) return std::nullopt;
   auto median = [&](const char* key) {
@@ -28,6 +64,27 @@ std::optional<RooflinePoint> roofline_point(const RunRecord& run, const QString&
   p.device = QString::fromStdString(run.device);
   const QString what = run.label.empty() ? QString::fromStdString(run.config).remove("backend=") : QString::fromStdString(run.label);
   p.label = QString("#%1 %2").arg(run.id).arg(what.left(40));
+
+  p.prompt_tokens = j.value("params", nlohmann::json::object()).value("prompt_tokens", 0);
+  p.prefill_tok_s = median("prefill_tok_s");
+  if (const auto f = j.find("flops"); f != j.end() && f->is_object()) {
+    p.decode_flops = f->value("decode_per_token", 0.0);
+    p.prefill_flops = f->value("prefill", 0.0);
+    p.prefill_bytes = f->value("prefill_bytes", 0.0);
+    p.flops_source = QObject::tr("counted from the tensor shapes when the run was made");
+  } else if (model) {
+    count_flops_from_record(j, *model, &p);
+  }
+  if (const auto c = j.find("compute_ceiling"); c != j.end() && c->is_object()) {
+    p.compute_ceiling = c->value("flops", 0.0);
+    p.compute_ceiling_source = QString::fromStdString(c->value("source", ""));
+  } else if (passport) {
+    const ComputeCeiling c = compute_ceiling(*passport, clock_from_cpu_model(passport->host.cpu_model));
+    p.compute_ceiling = c.flops;
+    p.compute_ceiling_source = QString::fromStdString(c.source);
+  } else {
+    p.compute_ceiling_source = QObject::tr("none: the run has no passport");
+  }
   return p;
 }
 
@@ -93,6 +150,15 @@ QVariant RooflineModel::data(const QModelIndex& index, int role) const {
     case kGbs: return QString::number(p.effective_gbs, 'f', 3);
     case kCeiling: return p.measured_read_gbs > 0 ? QString::number(p.measured_read_gbs, 'f', 1) : QString("—");
     case kShare: return p.measured_read_gbs > 0 ? QString::number(100 * p.share(), 'f', 1) + "%" : QString("—");
+    case kPrefillTokS: return p.prefill_tok_s > 0 ? QString::number(p.prefill_tok_s, 'f', 1) : QString("—");
+    case kPrefillFlops:
+      if (role == Qt::ToolTipRole) return p.flops_source;
+      return p.has_prefill() ? format_flop_s(p.prefill_flop_s()) : QString("—");
+    case kIntensity: return p.has_prefill() ? QString::number(p.prefill_intensity(), 'f', 1) : QString("—");
+    case kComputeCeiling:
+      if (role == Qt::ToolTipRole) return p.compute_ceiling_source;
+      if (p.compute_ceiling <= 0) return tr("none");
+      return QString("%1 (%2)").arg(format_flop_s(p.compute_ceiling), compute_ceiling_kind(p));
     default: return {};
   }
 }
@@ -109,6 +175,10 @@ QVariant RooflineModel::headerData(int section, Qt::Orientation o, int role) con
     case kGbs: return tr("eff. GB/s");
     case kCeiling: return tr("measured GB/s");
     case kShare: return tr("share");
+    case kPrefillTokS: return tr("prefill tok/s");
+    case kPrefillFlops: return tr("prefill FLOP/s");
+    case kIntensity: return tr("prefill FLOP/byte");
+    case kComputeCeiling: return tr("compute ceiling");
     default: return {};
   }
 }

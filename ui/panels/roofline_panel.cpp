@@ -12,11 +12,16 @@
 #include <QVBoxLayout>
 
 #include <map>
+#include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "ui/app/workbench.h"
+#include "ui/charts/compute_roofline_chart.h"
 #include "ui/charts/roofline_chart.h"
 #include "ui/jobs/store_job.h"
 #include "ui/models/roofline_model.h"
+#include "ui/panels/chart_export_actions.h"
 
 namespace p64::ui {
 
@@ -25,6 +30,8 @@ RooflinePanel::RooflinePanel(Workbench& wb, QWidget* parent) : Panel(wb, parent)
   chart_ = new QChartView(new QChart, this);
   chart_->setRenderHint(QPainter::Antialiasing);
   chart_->setMinimumHeight(320);
+  compute_chart_ = new QChartView(new QChart, this);
+  compute_chart_->setRenderHint(QPainter::Antialiasing);
   table_ = new QTableView(this);
   table_->setModel(runs_);
   table_->verticalHeader()->hide();
@@ -44,9 +51,13 @@ RooflinePanel::RooflinePanel(Workbench& wb, QWidget* parent) : Panel(wb, parent)
   bar->addWidget(new QLabel(tr("G5 line:"), this));
   bar->addWidget(g5_);
   bar->addWidget(refresh);
+  bar->addWidget(make_export_charts_button(this, wb_));
 
+  auto* charts = new QSplitter(Qt::Horizontal, this);
+  charts->addWidget(chart_);
+  charts->addWidget(compute_chart_);
   auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(chart_);
+  split->addWidget(charts);
   split->addWidget(table_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 1);
@@ -68,13 +79,27 @@ void RooflinePanel::reload() {
   query_store<std::vector<RooflinePoint>>(
       wb_, this, tr("Reading decode runs"),
       [](Store& s) {
-        std::map<int64_t, QString> names;
-        for (const auto& m : s.models()) names[m.id] = QString::fromStdString(m.name);
+        std::map<int64_t, ModelRecord> models;
+        for (const auto& m : s.models()) models[m.id] = m;
+        std::map<int64_t, std::optional<Passport>> passports;
+        auto passport_of = [&](int64_t id) -> const Passport* {
+          if (!passports.count(id)) {
+            const auto rec = id ? s.passport(id) : std::nullopt;
+            const auto j = nlohmann::json::parse(rec ? rec->json : "", nullptr, false);
+            passports[id] = j.is_object() ? std::optional<Passport>(j.get<Passport>()) : std::nullopt;
+          }
+          return passports[id] ? &*passports[id] : nullptr;
+        };
         RunFilter f;
         f.kind = RunKind::DecodeProxy;
         std::vector<RooflinePoint> out;
-        for (const auto& r : s.runs(f))
-          if (auto p = roofline_point(r, names.count(r.model_id) ? names[r.model_id] : QString())) out.push_back(*p);
+        for (const auto& r : s.runs(f)) {
+          const auto m = models.find(r.model_id);
+          const ModelRecord* model = m == models.end() ? nullptr : &m->second;
+          if (auto p = roofline_point(r, model ? QString::fromStdString(model->name) : QString(), model,
+                                      passport_of(r.passport_id)))
+            out.push_back(*p);
+        }
         return out;
       },
       [this](std::vector<RooflinePoint> points) {
@@ -88,6 +113,7 @@ void RooflinePanel::reload() {
 void RooflinePanel::redraw() {
   const auto chosen = runs_->chosen();
   fill_roofline_chart(chart_->chart(), chosen, g5_->value() / 100);
+  fill_compute_roofline_chart(compute_chart_->chart(), chosen);
   int over = 0, ceilinged = 0;
   for (const auto& p : chosen) {
     if (p.measured_read_gbs <= 0) continue;

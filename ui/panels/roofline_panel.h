@@ -9,18 +9,20 @@ namespace p64::ui {
 
 class RooflineModel;
 
-// Chosen decode runs on a log-log roofline: achieved effective GB/s against each device's
-// measured read bandwidth, with the plan's G5 line (40% of it by default).
+// Chosen decode runs on two log-log rooflines: achieved effective GB/s against each device's
+// measured read bandwidth, with the plan's G5 line (40% of it by default); and prefill and decode
+// FLOP/s against arithmetic intensity under the bandwidth slope and the compute ceiling.
 class RooflinePanel : public Panel {
   Q_OBJECT
  public:
   explicit RooflinePanel(Workbench& wb, QWidget* parent = nullptr);
   QString id() const override { return "roofline"; }
   QString title() const override { return tr("Roofline"); }
-  QList<QChartView*> chart_views() const override { return {chart_}; }
+  QList<QChartView*> chart_views() const override { return {chart_, compute_chart_}; }
 
   RooflineModel* runs() const { return runs_; }
   QChartView* chart_view() const { return chart_; }
+  QChartView* compute_chart_view() const { return compute_chart_; }
   QDoubleSpinBox* g5_box() const { return g5_; }
 
  public Q_SLOTS:
@@ -35,6 +37,7 @@ class RooflinePanel : public Panel {
   RooflineModel* runs_;
   QTableView* table_;
   QChartView* chart_;
+  QChartView* compute_chart_;
   QDoubleSpinBox* g5_;
   QLabel* summary_;
 };
