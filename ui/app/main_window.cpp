@@ -16,7 +16,6 @@
 #include <QSettings>
 #include <QStatusBar>
 #include <QStyle>
-#include <QSvgGenerator>
 #include <QTabWidget>
 #include <QToolBar>
 #include <QToolButton>
@@ -28,6 +27,7 @@
 #include "ui/app/theme.h"
 #include "ui/app/workbench.h"
 #include "ui/jobs/job.h"
+#include "ui/panels/chart_export_actions.h"
 #include "ui/panels/panel.h"
 #include "ui/panels/panel_factory.h"
 
@@ -80,10 +80,13 @@ MainWindow::MainWindow(Workbench& workbench, QWidget* parent) : QMainWindow(pare
   connect(&wb_, &Workbench::jobs_changed, this, [this] {
     update_status();
     for (Job* j : wb_.jobs()) {
+      // Qt::UniqueConnection does not work with lambdas: a property marks the jobs already followed.
+      if (j->property("p64_status_bar").toBool()) continue;
+      j->setProperty("p64_status_bar", true);
       connect(j, &Job::progress, this, [this](double f, const QString& what) {
         job_bar_->setValue(static_cast<int>(f * 1000));
         job_label_->setText(what);
-      }, Qt::UniqueConnection);
+      });
     }
   });
   connect(&wb_, &Workbench::message, this, [this](const QString& m) { statusBar()->showMessage(m, 8000); });
@@ -105,6 +108,8 @@ MainWindow::~MainWindow() = default;
 void MainWindow::add_panel(Panel* panel) {
   panels_.insert(panel->id(), panel);
   tabs_->addTab(panel, panel->title());
+  int n = 0;
+  for (QChartView* v : panel->chart_views()) add_chart_context_menu(v, QString("%1-%2").arg(panel->id()).arg(++n), wb_);
 }
 
 Panel* MainWindow::panel(const QString& id) const { return panels_.value(id, nullptr); }
@@ -271,26 +276,7 @@ void MainWindow::update_status() {
 }
 
 void MainWindow::export_charts() {
-  auto* p = qobject_cast<Panel*>(tabs_->currentWidget());
-  if (p == nullptr || p->chart_views().isEmpty()) {
-    QMessageBox::information(this, tr("Export charts"), tr("This panel shows no chart."));
-    return;
-  }
-  const QString dir = QFileDialog::getExistingDirectory(this, tr("Export charts to folder"));
-  if (dir.isEmpty()) return;
-  int i = 0;
-  for (QChartView* v : p->chart_views()) {
-    const QString base = QString("%1/%2-%3").arg(dir, p->id()).arg(++i);
-    v->grab().save(base + ".png");
-    QSvgGenerator svg;
-    svg.setFileName(base + ".svg");
-    svg.setSize(v->size());
-    svg.setViewBox(QRect(QPoint(0, 0), v->size()));
-    svg.setTitle(p->title());
-    QPainter painter(&svg);
-    v->render(&painter);
-  }
-  wb_.message(tr("Wrote %1 chart(s) as PNG and SVG to %2").arg(i).arg(dir));
+  if (auto* p = qobject_cast<Panel*>(tabs_->currentWidget())) export_panel_charts_dialog(p, wb_);
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

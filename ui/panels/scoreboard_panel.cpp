@@ -5,11 +5,13 @@
 #include <QChart>
 #include <QChartView>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QHorizontalStackedBarSeries>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMenu>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableView>
@@ -19,6 +21,7 @@
 #include "engine/lab/report.h"
 #include "ui/app/theme.h"
 #include "ui/app/workbench.h"
+#include "ui/charts/chart_export.h"
 #include "ui/jobs/store_job.h"
 #include "ui/models/json_table_model.h"
 #include "ui/models/report_export.h"
@@ -83,7 +86,7 @@ ScoreboardPanel::ScoreboardPanel(Workbench& wb, QWidget* parent) : Panel(wb, par
   filter_->setClearButtonEnabled(true);
   auto* refresh = new QPushButton(tr("Refresh"), this);
   export_ = new QPushButton(tr("Export…"), this);
-  export_->setToolTip(tr("Markdown, HTML, CSV, JSON or PDF"));
+  export_->setToolTip(tr("The report as Markdown, HTML, CSV, JSON or PDF; the bars chart as PNG or SVG"));
   summary_ = new QLabel(this);
   auto* bar = new QHBoxLayout;
   bar->addWidget(filter_, 1);
@@ -135,7 +138,11 @@ ScoreboardPanel::ScoreboardPanel(Workbench& wb, QWidget* parent) : Panel(wb, par
 
   connect(refresh, &QPushButton::clicked, this, &ScoreboardPanel::reload);
   connect(filter_, &QLineEdit::returnPressed, this, &ScoreboardPanel::reload);
-  connect(export_, &QPushButton::clicked, this, &ScoreboardPanel::export_dialog);
+  auto* export_menu = new QMenu(export_);
+  export_menu->addAction(tr("Report (Markdown, HTML, CSV, JSON, PDF)…"), this, [this] { export_dialog(); });
+  export_menu->addAction(tr("Bars Chart as PNG…"), this, [this] { export_dialog("png"); });
+  export_menu->addAction(tr("Bars Chart as SVG…"), this, [this] { export_dialog("svg"); });
+  export_->setMenu(export_menu);
   connect(&wb_, &Workbench::store_written, this, &ScoreboardPanel::reload);
   connect(&wb_, &Workbench::store_changed, this, &ScoreboardPanel::reload);
   fill_bars_chart(bars_chart_->chart(), nlohmann::json::array());
@@ -174,6 +181,13 @@ void ScoreboardPanel::show_report(nlohmann::json rep) {
 
 bool ScoreboardPanel::export_to(const QString& path) {
   try {
+    const QString suffix = QFileInfo(path).suffix().toLower();
+    if (suffix == "png" || suffix == "svg") {
+      if (suffix == "png") save_chart_png(bars_chart_, path);
+      else save_chart_svg(bars_chart_, path, bars_chart_->chart()->title());
+      Q_EMIT wb_.message(tr("Bars chart written to %1").arg(path));
+      return true;
+    }
     export_report(report_, path);
     Q_EMIT wb_.message(tr("Report written to %1").arg(path));
     return true;
@@ -184,10 +198,13 @@ bool ScoreboardPanel::export_to(const QString& path) {
   }
 }
 
-void ScoreboardPanel::export_dialog() {
-  const QString path = QFileDialog::getSaveFileName(
-      this, tr("Export the scoreboard"), "p64-report.md",
-      tr("Markdown (*.md);;HTML (*.html);;CSV (*.csv);;JSON (*.json);;PDF (*.pdf)"));
+void ScoreboardPanel::export_dialog(const QString& chart_format) {
+  const QString path =
+      chart_format.isEmpty()
+          ? QFileDialog::getSaveFileName(this, tr("Export the scoreboard"), "p64-report.md",
+                                         tr("Markdown (*.md);;HTML (*.html);;CSV (*.csv);;JSON (*.json);;PDF (*.pdf)"))
+          : QFileDialog::getSaveFileName(this, tr("Export the bars chart"), "p64-bars." + chart_format,
+                                         QString("%1 (*.%2)").arg(chart_format.toUpper(), chart_format));
   if (!path.isEmpty()) export_to(path);
 }
 

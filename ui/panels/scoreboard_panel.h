@@ -14,7 +14,7 @@ class JsonTableModel;
 
 // The plan's §3 scoreboard from the store (engine/lab/report.h): stage, tok/s with min–max,
 // delta vs the first run, the peer diagnostics and the G0–G5 bars with their status; export to
-// Markdown, HTML, CSV, JSON and PDF.
+// Markdown, HTML, CSV, JSON and PDF, and the bars chart to PNG and SVG.
 class ScoreboardPanel : public Panel {
   Q_OBJECT
  public:
@@ -31,9 +31,11 @@ class ScoreboardPanel : public Panel {
 
  public Q_SLOTS:
   void reload();
-  // Writes the report shown; the suffix picks the format. Returns false (and says why) on error.
+  // Writes the report shown, or with .png/.svg the bars chart; the suffix picks the format.
+  // Returns false (and says why) on error.
   bool export_to(const QString& path);
-  void export_dialog();
+  // Asks for a file: the report (any of its formats), or with "png"/"svg" the bars chart.
+  void export_dialog(const QString& chart_format = {});
 
  Q_SIGNALS:
   void reloaded();

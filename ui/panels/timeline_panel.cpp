@@ -19,6 +19,7 @@
 #include "ui/charts/timeline_charts.h"
 #include "ui/jobs/store_job.h"
 #include "ui/models/timeline_model.h"
+#include "ui/panels/chart_export_actions.h"
 
 namespace p64::ui {
 
@@ -46,6 +47,7 @@ TimelinePanel::TimelinePanel(Workbench& wb, QWidget* parent) : Panel(wb, parent)
   bar->addWidget(run_box_);
   bar->addWidget(summary_, 1);
   bar->addWidget(trace_);
+  bar->addWidget(make_export_charts_button(this, wb_));
 
   layer_view_ = new QChartView(new QChart, this);
   layer_view_->setRenderHint(QPainter::Antialiasing);
