@@ -1,7 +1,8 @@
 // The A/B page: its view and quality model built from a harness result (headless), the chart's
 // series (bars at the medians, whiskers at min–max, a dot per run), then a real interleaved A/B
 // of kv_f16 on the CPU backend driven from the panel: what the store recorded, what the page
-// shows of it, and a cancelled run that stores nothing.
+// shows of it, and a cancelled run that stores nothing; then A on the F32 model against B on its
+// Q8_0 conversion, and a B model with another vocabulary refused with the reason.
 #include <QtTest>
 
 #include <QBarSet>
@@ -20,6 +21,9 @@
 #include "engine/format/p64_reader.h"
 #include "engine/lab/stats.h"
 #include "engine/lab/store.h"
+#include "engine/quant/dtype.h"
+
+#include <nlohmann/json.hpp>
 #include "engine/model/model.h"
 #include "ui/app/ab_session.h"
 #include "ui/app/workbench.h"
@@ -207,6 +211,74 @@ class TestAbPanel : public QObject {
     QCOMPARE(again.first().at(0).toLongLong(), qint64(0));
     QVERIFY(panel.status_label()->text().contains("Cancelled"));
     QCOMPARE(store->runs().size(), runs_before);
+    QVERIFY(test::wait_until([&] { return wb.jobs().isEmpty(); }, 30000));
+  }
+
+  void two_models_from_the_panel() {
+    const QString f32 = dir_.filePath("stories-f32.p64"), q8 = dir_.filePath("stories-q8.p64");
+    const std::string gguf = test::shared_model("stories260K.gguf").toStdString();
+    p64::convert_to_p64(gguf, f32.toStdString(), {});
+    p64::ConvertOptions quantize;
+    quantize.quant = p64::DType::Q8_0;
+    p64::convert_to_p64(gguf, q8.toStdString(), quantize);
+    Workbench wb;
+    wb.set_store_path(dir_.filePath("two.db"));
+    wb.set_model(f32, p64::open_p64(f32.toStdString()));
+    AbPanel panel(wb);
+    panel.show();
+    for (const auto* side : {&panel.side_a(), &panel.side_b()}) {
+      side->backend->setCurrentText("cpu");
+      side->options->setText("threads=1");
+    }
+    panel.side_b().model->setText(q8);
+    QCOMPARE(panel.model_a(), f32);  // A's field is empty: the open model
+    QCOMPARE(panel.model_b(), q8);
+    panel.runs_box()->setValue(2);
+    panel.warmup_box()->setValue(0);
+    panel.tokens_box()->setValue(4);
+    panel.quality_tokens_box()->setValue(8);
+    QSignalSpy done(&panel, &AbPanel::ab_finished);
+    panel.start_ab();
+    QVERIFY(test::wait_until([&] { return done.count() > 0; }, 240000));
+    const qint64 run_id = done.first().at(0).toLongLong();
+    QVERIFY2(run_id > 0, qPrintable(panel.status_label()->text()));
+
+    auto store = p64::Store::open(wb.store_path().toStdString());
+    const auto run = store->run(run_id);
+    QVERIFY(run.has_value());
+    QVERIFY2(QString::fromStdString(run->config).contains("A on stories-f32.p64, B on stories-q8.p64"),
+             run->config.c_str());
+    const auto summary = nlohmann::json::parse(run->summary_json);
+    QCOMPARE(QString::fromStdString(summary["a"]["model"].get<std::string>()), f32);
+    QCOMPARE(QString::fromStdString(summary["b"]["model"].get<std::string>()), q8);
+    QVERIFY(store->find_model(q8.toStdString()).has_value());
+    // Each side streamed its own weights: Q8_0 reads far fewer bytes per token than F32.
+    auto bytes_per_token = [&](const char* side) {
+      for (const auto& s : store->samples(run_id))
+        if (s.side == side) return s.effective_gbs * 1e9 / s.decode_tok_s;
+      return 0.0;
+    };
+    QVERIFY(bytes_per_token("b") < 0.8 * bytes_per_token("a"));
+    QVERIFY(panel.view().two_models());
+    QVERIFY(panel.side_b().figures->text().contains("stories-q8.p64"));
+    QVERIFY(panel.verdict_label()->text().contains("different models"));
+    QVERIFY(panel.recorded_label()->text().contains("different models"));
+
+    // A page opened later takes both model files back into its editors.
+    AbPanel reopened(wb);
+    QSignalSpy loaded(&reopened, &AbPanel::reloaded);
+    QVERIFY(test::wait_until([&] { return loaded.count() > 0; }, 30000));
+    QCOMPARE(reopened.side_b().model->text(), q8);
+
+    // Another vocabulary: refused, and the page says why.
+    const QString other = dir_.filePath("llama-tiny.p64");
+    p64::convert_to_p64(test::shared_model("llama-2-tiny-random.gguf").toStdString(), other.toStdString(), {});
+    panel.side_b().model->setText(other);
+    QSignalSpy refused(&panel, &AbPanel::ab_finished);
+    panel.start_ab();
+    QVERIFY(test::wait_until([&] { return refused.count() > 0 && !panel.running(); }, 120000));
+    QCOMPARE(refused.first().at(0).toLongLong(), qint64(0));
+    QVERIFY2(panel.status_label()->text().contains("one vocabulary"), qPrintable(panel.status_label()->text()));
     QVERIFY(test::wait_until([&] { return wb.jobs().isEmpty(); }, 30000));
   }
 };

@@ -25,17 +25,20 @@ AbOutcome run_ab_session(const AbRequest& req, const ProgressFn& progress) {
     if (req.model_path.empty()) throw Error("no model: open a .p64 in the Models panel first");
     model = open_lab_model(req.model_path);
   }
+  const bool two_models = !req.model_path_b.empty() && req.model_path_b != req.model_path;
+  const std::string path_b = two_models ? req.model_path_b : req.model_path;
+  std::shared_ptr<const Model> model_b = two_models ? open_lab_model(path_b) : model;
   AbOutcome out;
   // With the split, the A/B is the first 80% of the bar and each side's timeline 10%.
   auto part = [&progress](double from, double width) -> ProgressFn {
     if (!progress) return {};
     return [progress, from, width](double f, std::string_view what) { return progress(from + width * f, what); };
   };
-  out.result = run_ab(a, b, model, req.params, {}, req.op_split ? part(0, 0.8) : progress);
+  out.result = run_ab(a, model, b, model_b, req.params, {}, req.op_split ? part(0, 0.8) : progress);
   if (req.op_split) {
     LabRequest side{req.model_path, model, req.config_a, "", ""};
     out.split_a = run_timeline_session(side, req.split_params, part(0.8, 0.1)).result.spans;
-    side.config = req.config_b;
+    side = LabRequest{path_b, model_b, req.config_b, "", ""};
     out.split_b = run_timeline_session(side, req.split_params, part(0.9, 0.1)).result.spans;
   }
   if (req.store_path.empty()) {
@@ -45,7 +48,7 @@ AbOutcome run_ab_session(const AbRequest& req, const ProgressFn& progress) {
   auto store = Store::open(req.store_path);
   for (const AbSide* s : {&out.result.a, &out.result.b})
     store->sync_switches(s->backend, create_backend(s->backend)->switches());
-  out.stored = judge_and_store_ab(*store, out.result, *model, req.model_path);
+  out.stored = judge_and_store_ab(*store, out.result, *model, req.model_path, model_b.get(), path_b);
   out.comparison = store->comparison_for_run(out.stored.run_id);
   if (!out.result.switch_name.empty()) {
     for (const auto& o : store->find_optimisations(out.result.switch_name))

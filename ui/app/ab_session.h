@@ -20,8 +20,9 @@ class Model;
 namespace p64::ui {
 
 struct AbRequest {
-  std::string model_path;
+  std::string model_path;              // A's model (and B's, unless model_path_b names another)
   std::shared_ptr<const Model> model;  // the open model when it is that file; else opened here
+  std::string model_path_b;            // empty: B runs A's model; else B's own (same vocabulary)
   std::string config_a = "backend=cpu";
   std::string config_b;
   std::string store_path;  // empty = judge only, store nothing

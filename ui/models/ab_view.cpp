@@ -16,6 +16,7 @@ AbSideView side_view(const AbSide& s) {
   v.config = QString::fromStdString(s.config.to_string());
   v.backend = QString::fromStdString(s.backend);
   v.device = QString::fromStdString(s.passport.device.name);
+  v.model = QString::fromStdString(s.model);
   for (const SampleRecord& r : s.samples)
     if (!r.warm) v.tok_s << r.decode_tok_s;
   v.median = s.decode_tok_s.median;
@@ -39,8 +40,7 @@ AbView make_ab_view(const AbResult& r, const VerdictOutcome& o, std::optional<Ve
   if (r.b_vs_reference)
     v.quality << AbQualityRow{QObject::tr("B vs reference"), r.b_vs_reference, {}};
   else
-    v.quality << AbQualityRow{QObject::tr("B vs reference"), std::nullopt,
-                              QObject::tr("A is the reference (%1)").arg(QString::fromStdString(r.reference))};
+    v.quality << AbQualityRow{QObject::tr("B vs reference"), std::nullopt, reference_note(r.reference)};
   v.quality_pass = r.quality_pass();
   v.verdict = o.verdict;
   v.reason = QString::fromStdString(o.reason);
@@ -54,6 +54,7 @@ AbSideView side_from_json(const nlohmann::json& j, const std::string& device) {
   AbSideView v;
   v.config = QString::fromStdString(j.value("config", ""));
   v.backend = QString::fromStdString(j.value("backend", ""));
+  v.model = QString::fromStdString(j.value("model", ""));
   v.device = QString::fromStdString(device);
   for (const auto& t : j.value("samples", nlohmann::json::array())) v.tok_s << t.get<double>();
   const auto m = j.value("decode_tok_s", nlohmann::json::object());
@@ -96,8 +97,7 @@ AbView ab_view_from_stored(const RunRecord& run) {
     v.quality << AbQualityRow{QObject::tr("B vs A"), quality_from_json(q.value("b_vs_a", nlohmann::json())), {}};
     auto ref = quality_from_json(q.value("b_vs_reference", nlohmann::json()));
     v.quality << AbQualityRow{QObject::tr("B vs reference"), ref,
-                              ref ? QString() : QObject::tr("A is the reference (%1)")
-                                                    .arg(QString::fromStdString(q.value("reference", "")))};
+                              ref ? QString() : reference_note(q.value("reference", ""))};
     v.quality_pass = v.quality[0].report && v.quality[0].report->pass && (!ref || ref->pass);
     v.verdict = verdict_from_string(j["verdict"].get<std::string>());
     v.reason = QString::fromStdString(j.value("reason", ""));
@@ -119,6 +119,11 @@ void set_ab_split(AbView* v, const std::vector<OpSpan>& a_spans, const std::vect
   v->a_split_ms = split(a_spans);
   v->b_split_ms = split(b_spans);
   v->has_split = !a_spans.empty() && !b_spans.empty();
+}
+
+QString reference_note(const std::string& reference) {
+  const QString r = QString::fromStdString(reference);
+  return r.startsWith("B ") ? QObject::tr("B is the reference (%1)").arg(r) : QObject::tr("A is the reference (%1)").arg(r);
 }
 
 QString verdict_name(Verdict verdict) { return QString::fromUtf8(to_string(verdict).data()).toUpper(); }

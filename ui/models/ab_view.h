@@ -15,6 +15,7 @@ namespace p64::ui {
 
 struct AbSideView {
   QString config, backend, device;
+  QString model;  // the model file this side ran (empty in runs stored before sides could differ)
   QVector<double> tok_s;  // decode tok/s of each measured run, in the order they ran
   double median = 0, min = 0, max = 0;
 };
@@ -39,6 +40,7 @@ struct AbView {
   bool has_split = false;
   std::array<double, 6> a_split_ms{}, b_split_ms{};
   bool empty() const { return a.tok_s.isEmpty() && b.tok_s.isEmpty(); }
+  bool two_models() const { return !a.model.isEmpty() && !b.model.isEmpty() && a.model != b.model; }
 };
 
 AbView make_ab_view(const AbResult& result, const VerdictOutcome& outcome, std::optional<Verdict> previous,
@@ -50,6 +52,9 @@ void set_ab_split(AbView* view, const std::vector<OpSpan>& a_spans, const std::v
 // The same view read back from a stored A/B run (its summary_json is ab_to_json's object), so the
 // page can show the latest comparison when it opens. Throws p64::Error when the JSON is not one.
 AbView ab_view_from_stored(const RunRecord& run);
+
+// Why there is no "B vs reference" report: A, or with two models B, is the reference itself.
+QString reference_note(const std::string& reference);
 
 // The plan's rule that produced this verdict, in words (docs/measurement.md, "Verdict rules").
 QString verdict_rule_text(Verdict verdict, const VerdictRules& rules = {});

@@ -4,6 +4,7 @@
 #include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -25,14 +26,16 @@
 #include "ui/charts/ab_chart.h"
 #include "ui/jobs/job.h"
 #include "ui/jobs/store_job.h"
+#include "ui/panels/chart_export_actions.h"
 #include "ui/panels/spin_box.h"
 
 namespace p64::ui {
 
 namespace {
-QString side_figures(const AbSideView& s) {
+QString side_figures(const AbSideView& s, bool with_model) {
+  const QString what = with_model ? QString("%1 · %2").arg(s.config, QFileInfo(s.model).fileName()) : s.config;
   return QObject::tr("%1 on %2: median <b>%3</b> tok/s [%4–%5] over %6 runs")
-      .arg(s.config.toHtmlEscaped(), s.device.toHtmlEscaped())
+      .arg(what.toHtmlEscaped(), s.device.toHtmlEscaped())
       .arg(s.median, 0, 'f', 2)
       .arg(s.min, 0, 'f', 2)
       .arg(s.max, 0, 'f', 2)
@@ -133,6 +136,7 @@ AbPanel::AbPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   links->addWidget(show_run_);
   links->addWidget(show_history_);
   links->addStretch(1);
+  links->addWidget(make_export_charts_button(this, wb_));
 
   auto* figures = new QWidget(this);
   auto* fl = new QVBoxLayout(figures);
@@ -162,13 +166,9 @@ AbPanel::AbPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   connect(cancel_, &QPushButton::clicked, this, &AbPanel::cancel_ab);
   connect(show_run_, &QPushButton::clicked, this, [this] { wb_.show_run(view_.run_id); });
   connect(show_history_, &QPushButton::clicked, this, [this] { wb_.show_panel("optimisations"); });
-  auto update_model = [this] {
-    model_->setText(wb_.model_path().isEmpty() ? tr("none — open a .p64 in Models")
-                                               : QFileInfo(wb_.model_path()).fileName());
-    start_->setEnabled(job_.isNull() && !wb_.model_path().isEmpty());
-  };
-  connect(&wb_, &Workbench::model_changed, this, update_model);
-  update_model();
+  connect(&wb_, &Workbench::model_changed, this, &AbPanel::update_start);
+  for (const SideEditor* s : {&a_, &b_}) connect(s->model, &QLineEdit::textChanged, this, &AbPanel::update_start);
+  update_start();
   show_view(view_);
   connect(&wb_, &Workbench::store_changed, this, &AbPanel::reload);
   reload();
@@ -192,6 +192,8 @@ void AbPanel::reload() {
         }
         try {
           show_view(ab_view_from_stored(*l.run));
+          a_.model->setText(view_.two_models() ? view_.a.model : QString());
+          b_.model->setText(view_.two_models() ? view_.b.model : QString());
           // The editors take the stored configurations, so Start repeats that comparison.
           for (auto [side, config] : {std::pair{&a_, view_.a.config}, std::pair{&b_, view_.b.config}}) {
             QStringList items = config.split(',', Qt::SkipEmptyParts);
@@ -216,8 +218,38 @@ void AbPanel::reload() {
       });
 }
 
+void AbPanel::update_start() {
+  model_->setText(wb_.model_path().isEmpty() ? tr("none — open a .p64 in Models")
+                                             : QFileInfo(wb_.model_path()).fileName());
+  start_->setEnabled(job_.isNull() && !model_a().isEmpty());
+}
+
+QString AbPanel::model_a() const {
+  const QString own = a_.model->text().trimmed();
+  return own.isEmpty() ? wb_.model_path() : own;
+}
+
+QString AbPanel::model_b() const {
+  const QString own = b_.model->text().trimmed();
+  return own.isEmpty() ? model_a() : own;
+}
+
 QWidget* AbPanel::make_side(const QString& name, SideEditor* side, const QString& options) {
   auto* box = new QGroupBox(name, this);
+  side->model = new QLineEdit(box);
+  side->model->setPlaceholderText(side == &a_ ? tr("the open model") : tr("A's model"));
+  side->model->setToolTip(tr("A .p64 of its own for this side (e.g. another quantisation of the model); "
+                             "both sides need one vocabulary"));
+  side->model->setClearButtonEnabled(true);
+  auto* browse = new QPushButton(tr("Browse…"), box);
+  connect(browse, &QPushButton::clicked, this, [this, side] {
+    const QString p = QFileDialog::getOpenFileName(this, tr("Model for this side"), QFileInfo(wb_.model_path()).absolutePath(),
+                                                   tr("P64 containers (*.p64)"));
+    if (!p.isEmpty()) side->model->setText(p);
+  });
+  auto* model_row = new QHBoxLayout;
+  model_row->addWidget(side->model, 1);
+  model_row->addWidget(browse);
   side->backend = new QComboBox(box);
   QStringList backends = wb_.available_backends();
   if (backends.isEmpty()) backends << "cpu";
@@ -233,6 +265,7 @@ QWidget* AbPanel::make_side(const QString& name, SideEditor* side, const QString
   side->figures->setTextFormat(Qt::RichText);
   side->figures->setWordWrap(true);
   auto* form = new QFormLayout(box);
+  form->addRow(tr("Model:"), model_row);
   form->addRow(tr("Backend:"), side->backend);
   form->addRow(tr("Options:"), side->options);
   form->addRow(tr("Add switch:"), side->switches);
@@ -286,9 +319,10 @@ QString AbPanel::config_b() const {
 }
 
 void AbPanel::set_running(bool on) {
-  start_->setEnabled(!on && !wb_.model_path().isEmpty());
+  start_->setEnabled(!on && !model_a().isEmpty());
   cancel_->setEnabled(on);
   for (const SideEditor* s : {&a_, &b_}) {
+    s->model->setEnabled(!on);
     s->backend->setEnabled(!on);
     s->options->setEnabled(!on);
     s->switches->setEnabled(!on);
@@ -303,13 +337,14 @@ void AbPanel::cancel_ab() {
 
 void AbPanel::start_ab() {
   if (job_) return;
-  if (wb_.model_path().isEmpty()) {
-    status_->setText(tr("Open a model in the Models panel first (File › Open, Ctrl+O)."));
+  if (model_a().isEmpty()) {
+    status_->setText(tr("Open a model in the Models panel first (File › Open, Ctrl+O), or choose one for A."));
     return;
   }
   AbRequest req;
-  req.model_path = wb_.model_path().toStdString();
+  req.model_path = model_a().toStdString();
   req.model = wb_.model();
+  req.model_path_b = model_b().toStdString();
   req.config_a = config_a().toStdString();
   req.config_b = config_b().toStdString();
   req.store_path = wb_.store_path().toStdString();
@@ -322,7 +357,9 @@ void AbPanel::start_ab() {
   req.split_params.decode_tokens = tokens_->value();
   req.split_params.prompt_tokens = prompt_->value();
   auto out = std::make_shared<AbOutcome>();
-  auto* job = new Job(tr("A/B %1").arg(QFileInfo(wb_.model_path()).fileName()),
+  auto* job = new Job(model_a() == model_b() ? tr("A/B %1").arg(QFileInfo(model_a()).fileName())
+                                            : tr("A/B %1 vs %2").arg(QFileInfo(model_a()).fileName(),
+                                                                     QFileInfo(model_b()).fileName()),
                       [req, out](const ProgressFn& progress, Job&) { *out = run_ab_session(req, progress); });
   job_ = job;
   set_running(true);
@@ -349,6 +386,9 @@ void AbPanel::start_ab() {
                         QString::fromUtf8(to_string(o.optimisation->status).data()))
                    .arg(o.history.size())
                    .arg(o.history.empty() ? 0 : o.history.back().evidence_run_id);
+      else if (!o.result.same_model())
+        rec += tr(" A and B ran different models, so the verdict is about the model and no optimisation "
+                  "history entry was written.");
       else
         rec += tr(" No single switch differs between A and B, so no optimisation history entry was written.");
     } else {
@@ -388,8 +428,8 @@ void AbPanel::show_view(const AbView& v) {
     show_run_->setEnabled(false);
     return;
   }
-  a_.figures->setText(side_figures(v.a));
-  b_.figures->setText(side_figures(v.b));
+  a_.figures->setText(side_figures(v.a, v.two_models()));
+  b_.figures->setText(side_figures(v.b, v.two_models()));
   ratio_->setText(tr("<span style='font-size:14pt'>B/A <b>%1</b></span> [%2–%3 over interleaved pairs] (%4%5%)")
                       .arg(v.ratio_median, 0, 'f', 3)
                       .arg(v.ratio_min, 0, 'f', 3)
@@ -399,8 +439,10 @@ void AbPanel::show_view(const AbView& v) {
   verdict_->setText(tr("<span style='font-size:16pt; font-weight:bold; color:%1'>%2</span>&nbsp;&nbsp;%3<br>%4")
                         .arg(verdict_color(v.verdict), verdict_name(v.verdict), v.reason.toHtmlEscaped(),
                              tr("Switch judged: %1; previous verdict: %2")
-                                 .arg(v.switch_name.isEmpty() ? tr("none (A and B differ in more than one)")
-                                                              : v.switch_name,
+                                 .arg(v.switch_name.isEmpty()
+                                          ? (v.two_models() ? tr("none (A and B run different models)")
+                                                            : tr("none (A and B differ in more than one)"))
+                                          : v.switch_name,
                                       v.previous ? verdict_name(*v.previous) : tr("none"))));
   rule_->setText(tr("Rule: %1").arg(verdict_rule_text(v.verdict)));
   show_run_->setEnabled(v.run_id > 0);

@@ -17,7 +17,7 @@ namespace p64::ui {
 
 class Job;
 
-// Two configurations of the open model side by side (backend, options typed as opt.NAME=VALUE or
+// Two configurations side by side, each on the open model or on a model file of its own (backend, options typed as opt.NAME=VALUE or
 // picked from the backend's switches), measured interleaved by the A/B harness on a worker
 // thread; then the tok/s chart with whiskers, B/A, the quality gates, the verdict with its rule,
 // and what the harness recorded (the A/B run, its comparison, the switch's history entry).
@@ -30,6 +30,7 @@ class AbPanel : public Panel {
   QList<QChartView*> chart_views() const override { return {chart_, split_chart_}; }
 
   struct SideEditor {
+    QLineEdit* model = nullptr;  // empty: the open model (B: A's model)
     QComboBox* backend = nullptr;
     QLineEdit* options = nullptr;
     QComboBox* switches = nullptr;
@@ -39,6 +40,9 @@ class AbPanel : public Panel {
   const SideEditor& side_b() const { return b_; }
   QString config_a() const;
   QString config_b() const;
+  // The model file each side runs: A's field or the open model; B's field or A's model.
+  QString model_a() const;
+  QString model_b() const;
   QSpinBox* runs_box() const { return runs_; }
   QSpinBox* warmup_box() const { return warmup_; }
   QSpinBox* tokens_box() const { return tokens_; }
@@ -71,6 +75,7 @@ class AbPanel : public Panel {
   QWidget* make_side(const QString& name, SideEditor* side, const QString& options);
   void fill_switches(SideEditor* side);
   void set_running(bool on);
+  void update_start();
 
   SideEditor a_, b_;
   QLabel* model_;
