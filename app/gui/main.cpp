@@ -4,6 +4,7 @@
 #include <QTimer>
 
 #include "ui/app/application.h"
+#include "ui/app/first_start.h"
 #include "ui/app/main_window.h"
 #include "ui/app/workbench.h"
 
@@ -32,6 +33,10 @@ int main(int argc, char** argv) {
   if (!cli.positionalArguments().isEmpty()) {
     const QString path = cli.positionalArguments().first();
     QTimer::singleShot(0, &window, [&window, path] { window.open_model(path); });
+  } else {
+    // An empty store gets the offer of a synthetic model and its first measurements.
+    auto* first_start = new p64::ui::FirstStart(workbench, &window);
+    QTimer::singleShot(0, first_start, &p64::ui::FirstStart::check);
   }
   return app.exec();
 }
