@@ -31,6 +31,7 @@ struct DevMatrix {
   int64_t n = 0;     // row length
   int64_t rows = 0;
   int64_t nb = 0;    // blocks of the whole tensor
+  uint64_t bytes = 0;
 };
 
 struct DevLayer {
@@ -43,6 +44,8 @@ struct Switches {
   bool graphs = true;
   bool pdl = false;
   bool fuse_norm = false;
+  bool l2_prefetch = false;
+  bool gemv_reg_cap = false;
   int act_bits = 16;  // act_quant: int16 | int8 | f32 (0)
   bool fused_gate_up = true;
   bool qkv_fused = true;
@@ -64,6 +67,12 @@ const std::vector<SwitchInfo>& switch_table() {
       {"fuse_norm", "RMSNorm and the FFN activation quantization folded into the GEMVs: the residual add's "
                     "epilogue writes the next norm's input quantized plus partial sums of squares, the "
                     "consumer scales by 1/rms (integer paths only)", "0", "0|1", "opt-in"},
+      {"l2_prefetch", "each GEMV's blocks issue bulk L2 prefetches of the next matrices' weights (up to 32 MiB) "
+                      "before waiting for their inputs, so weight streaming continues across kernel boundaries",
+       "0", "0|1", "opt-in"},
+      {"gemv_regs", "decode GEMV register budget: 'free' lets the compiler take ~130-160 registers (3 blocks per "
+                    "SM), 'cap' limits them so 4 blocks fit (integer paths, 1-2 rows per warp)", "free", "free|cap",
+       "opt-in"},
       {"act_quant", "GEMV activations for Q4_K/Q6_K/Q8_0: int16 per 32 with dp2a, int8 per 32 with dp4a "
                     "(llama.cpp's mmvq idea; fails the quality gate on deep models), or f32 FMA on dequantized "
                     "weights", "int16", "int16|int8|f32", "default"},
@@ -101,6 +110,12 @@ Switches parse_switches(const BackendOptions& o) {
   s.graphs = o.get_bool("graphs", s.graphs);
   s.pdl = o.get_bool("pdl", s.pdl);
   s.fuse_norm = o.get_bool("fuse_norm", s.fuse_norm);
+  s.l2_prefetch = o.get_bool("l2_prefetch", s.l2_prefetch);
+  if (auto it = o.switches.find("gemv_regs"); it != o.switches.end()) {
+    if (it->second != "free" && it->second != "cap")
+      throw Error("CUDA backend: gemv_regs must be free or cap (got '" + it->second + "')");
+    s.gemv_reg_cap = it->second == "cap";
+  }
   if (auto it = o.switches.find("act_quant"); it != o.switches.end()) {
     if (it->second == "int16") s.act_bits = 16;
     else if (it->second == "int8") s.act_bits = 8;
@@ -225,6 +240,9 @@ class CudaBackend final : public Backend {
   }
   void gemv(const DevMatrix* mats[], float* outs[], int count, GemvMode mode, const float* xf, const ActBuffers& in,
             int64_t n, const GemvFusion& fuse = {});
+  // The matrices the step's next GEMV reads: what a GEMV prefetches into L2 (l2_prefetch).
+  void prefetch_next(std::initializer_list<const DevMatrix*> next);
+  L2Prefetch next_prefetch_{};
   bool can_fuse_norm() const;
 
   int device_ = -1;
@@ -351,6 +369,7 @@ DevMatrix CudaBackend::upload_matrix(const TensorView& t, uint8_t*& cursor) {
   m.n = n;
   m.rows = t.rows();
   m.nb = t.elements() / info->block_elems;
+  m.bytes = expect;
   cursor += align_up(expect, 256);
   return m;
 }
@@ -506,6 +525,20 @@ bool CudaBackend::can_fuse_norm() const {
   return true;
 }
 
+void CudaBackend::prefetch_next(std::initializer_list<const DevMatrix*> next) {
+  next_prefetch_ = L2Prefetch{};
+  if (!sw_.l2_prefetch) return;
+  uint64_t budget = uint64_t(32) << 20;  // about half the L2: the current matrix streams through the rest
+  for (const DevMatrix* m : next) {
+    if (!m || next_prefetch_.count == 3 || budget == 0) break;
+    const uint64_t b = std::min(m->bytes, budget);
+    next_prefetch_.ptr[next_prefetch_.count] = m->d;
+    next_prefetch_.bytes[next_prefetch_.count] = b;
+    ++next_prefetch_.count;
+    budget -= b;
+  }
+}
+
 void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMode mode, const float* xf,
                        const ActBuffers& in, int64_t n, const GemvFusion& fuse) {
   GemvLaunch g;
@@ -518,6 +551,9 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.xd = in.xd;
   g.xs = in.xs;
   g.fuse = fuse;
+  g.prefetch = next_prefetch_;
+  g.cap_registers = sw_.gemv_reg_cap;
+  next_prefetch_ = L2Prefetch{};
   g.mode = mode;
   g.act_bits = sw_.act_bits;
   g.rows_per_warp = sw_.gemv_rows;
@@ -562,6 +598,7 @@ void CudaBackend::enqueue_step() {
       const DevMatrix* m[3] = {&L.wq, &L.wk, &L.wv};
       float* o[3] = {d_qkv_, d_qkv_ + Q, d_qkv_ + Q + KV};
       const GemvFusion f = fused && li > 0 ? normed_input(d_ssq_attn_) : GemvFusion{};
+      prefetch_next({&L.wo});
       // consecutive projections of one dtype share a launch
       int i = 0;
       while (i < 3) {
@@ -598,6 +635,7 @@ void CudaBackend::enqueue_step() {
     op("o", OpGroup::Attn, l, [&] {
       const DevMatrix* m[1] = {&L.wo};
       float* o[1] = {d_x_};
+      prefetch_next({&L.gate, &L.up});
       if (fused) {
         gemv(m, o, 1, GemvMode::AddTo, mixed.xf, mixed, Q, residual_epilogue(L.ffn_norm, d_ssq_ffn_));
         return;
@@ -614,6 +652,7 @@ void CudaBackend::enqueue_step() {
     op("gate_up", OpGroup::Ffn, l, [&] {
       const DevMatrix* m[2] = {&L.gate, &L.up};
       float* o[2] = {d_hidden_, d_hidden2_};
+      prefetch_next({&L.down});
       if (fused) {
         GemvFusion f = normed_input(d_ssq_ffn_);
         f.quantize_out = true;
@@ -637,6 +676,8 @@ void CudaBackend::enqueue_step() {
     op("down", OpGroup::Ffn, l, [&] {
       const DevMatrix* m[1] = {&L.down};
       float* o[1] = {d_x_};
+      if (last) prefetch_next({&output_});
+      else prefetch_next({&layers_[li + 1].wq, &layers_[li + 1].wk, &layers_[li + 1].wv});
       if (fused) {
         const float* next_norm = last ? output_norm_ : layers_[li + 1].attn_norm;
         gemv(m, o, 1, GemvMode::AddTo, mixed.xf, mixed, F, residual_epilogue(next_norm, d_ssq_attn_));

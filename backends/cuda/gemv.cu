@@ -22,6 +22,8 @@ struct GemvArgs {
   int64_t n;
   ActRef act;
   GemvFusion fuse;
+  L2Prefetch prefetch;
+  bool cap_registers;  // host side only: picks the kernel instance
 };
 
 // The float path reads fp32 activations and never quantizes its output.
@@ -159,14 +161,14 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
   }
 }
 
-#ifndef P64_GEMV_MIN_BLOCKS
-#define P64_GEMV_MIN_BLOCKS 1
-#endif
-template <class P, int R, int MODE, bool QOUT>
-__global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, P64_GEMV_MIN_BLOCKS) gemv_kernel(const GemvArgs a) {
+// MINB > 1 caps the registers so that MINB blocks fit on a multiprocessor (gemv_regs=cap):
+// more warps in flight per SM at the price of a few rematerialized addresses.
+template <class P, int R, int MODE, bool QOUT, int MINB>
+__global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kernel(const GemvArgs a) {
   constexpr int W = warps_per_block<QOUT>();
   constexpr int kPasses = passes_per_block<R, QOUT>();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  for (int i = 0; i < a.prefetch.count; ++i) prefetch_l2_span(a.prefetch.ptr[i], a.prefetch.bytes[i]);
   float res[R];
   if constexpr (!QOUT) {
     warp_rows<P, R, MODE>(a, (int64_t(blockIdx.x) * W + warp) * R, true, res);
@@ -184,12 +186,12 @@ __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, P64_GEMV_MIN_BLO
     if (warp == 0) quantize_output(a.fuse, int64_t(blockIdx.x) * 32 + lane, a.total_rows, s_out[lane]);
   }
 }
-template <class P, int R, int MODE, bool QOUT>
+template <class P, int R, int MODE, bool QOUT, int MINB = 1>
 void launch_blocks(const GemvArgs& a, cudaStream_t stream) {
   constexpr int W = warps_per_block<QOUT>();
   const int64_t rows_per_block = int64_t(W) * R * passes_per_block<R, QOUT>();
   const int64_t blocks = (a.total_rows + rows_per_block - 1) / rows_per_block;
-  launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT>, dim3(unsigned(blocks)), dim3(W * 32), 0, stream, a);
+  launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB>, dim3(unsigned(blocks)), dim3(W * 32), 0, stream, a);
 }
 
 template <class P, int R, int MODE>
@@ -198,6 +200,11 @@ void launch_one(const GemvArgs& a, cudaStream_t stream) {
     if (a.fuse.quantize_out) return launch_blocks<P, R, MODE, true>(a, stream);
   }
   if (a.fuse.quantize_out) throw Error("CUDA backend: output quantization needs an integer GEMV path");
+  // Measured on the H200 (docs/cuda-backend.md): 4 blocks of 4 warps fit without spilling up
+  // to 2 rows per warp; 4 rows per warp and the float path spill under that cap.
+  if constexpr (!kFloatPath<P> && R <= 2) {
+    if (a.cap_registers) return launch_blocks<P, R, MODE, false, 4>(a, stream);
+  }
   launch_blocks<P, R, MODE, false>(a, stream);
 }
 
@@ -271,6 +278,8 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   a.n = g.n;
   a.act = ActRef{g.xf, g.xq, g.xd, g.xs};
   a.fuse = g.fuse;
+  a.prefetch = g.prefetch;
+  a.cap_registers = g.cap_registers;
   if (g.fuse.quantize_out && (a.total_rows % 32 != 0 || (g.mode != GemvMode::AddTo && g.mode != GemvMode::SwiGLU) ||
                               (g.mode == GemvMode::AddTo && g.nseg != 1)))
     throw Error("CUDA backend: output quantization needs one AddTo/SwiGLU output of a multiple of 32 rows");

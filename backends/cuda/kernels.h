@@ -47,6 +47,14 @@ struct GemvFusion {
   const float* out_norm = nullptr;  // next norm's weights (null: none)
   float* out_ssq = nullptr;         // [rows / 32] (null: not needed)
 };
+// Weights of the step's next matrices, pulled into L2 by the current GEMV's blocks before they
+// wait for their inputs (the l2_prefetch switch): the memory system streams the next matrix
+// while this one computes and the small kernels in between run.
+struct L2Prefetch {
+  const void* ptr[3] = {nullptr, nullptr, nullptr};
+  uint64_t bytes[3] = {0, 0, 0};
+  int count = 0;
+};
 struct GemvLaunch {
   GemvSegment seg[3];
   int nseg = 1;
@@ -62,6 +70,8 @@ struct GemvLaunch {
   int act_bits = 16;
   int rows_per_warp = 2;       // 1 | 2 | 4
   GemvFusion fuse;
+  L2Prefetch prefetch;
+  bool cap_registers = false;  // gemv_regs=cap: registers capped so 4 blocks fit per multiprocessor
 };
 // True when the integer-activation paths exist for this dtype and row length.
 bool gemv_has_int_path(uint32_t dtype, int64_t n);

@@ -40,6 +40,21 @@ __device__ __forceinline__ void dependency_wait() {
   asm volatile("griddepcontrol.wait;" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 }
+
+// Spreads bulk L2 prefetches of `bytes` at `p` (16-byte aligned: tensors start on 256) over the
+// grid's threads, 16 KiB per instruction; a hint, so nothing waits for it.
+__device__ __forceinline__ void prefetch_l2_span(const void* p, uint64_t bytes) {
+  constexpr uint64_t kChunk = 16384;
+  const uint64_t chunks = (bytes + kChunk - 1) / kChunk;
+  const uint64_t threads = uint64_t(gridDim.x) * gridDim.y * blockDim.x;
+  const uint64_t t = (uint64_t(blockIdx.y) * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x;
+  for (uint64_t c = t; c < chunks; c += threads) {
+    const uint64_t off = c * kChunk;
+    const uint32_t size = uint32_t(((bytes - off < kChunk ? bytes - off : kChunk) + 15) & ~uint64_t(15));
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(static_cast<const char*>(p) + off), "r"(size)
+                 : "memory");
+  }
+}
 #endif
 
 }  // namespace p64::cuda

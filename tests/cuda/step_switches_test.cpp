@@ -1,4 +1,5 @@
-// The decode-step switches that change how kernels are launched and fused (pdl, fuse_norm)
+// The decode-step switches that change how kernels are launched, fused and fed (pdl, fuse_norm,
+// gemv_regs, l2_prefetch)
 // against the CPU reference, through the graph replay that decode-proxy times and through the
 // eager path the timeline uses; the timeline also shows that the fused step really drops the
 // separate norm and quantization kernels.
@@ -31,7 +32,9 @@ class OpNames : public TimelineSink {
 const std::map<std::string, std::string> kVariants[] = {
     {{"pdl", "1"}}, {{"fuse_norm", "1"}}, {{"pdl", "1"}, {"fuse_norm", "1"}},
     {{"pdl", "1"}, {"fuse_norm", "1"}, {"gemv_rows", "1"}}, {{"fuse_norm", "1"}, {"gemv_rows", "4"}},
-    {{"pdl", "1"}, {"graphs", "0"}}};
+    {{"pdl", "1"}, {"graphs", "0"}},
+    {{"pdl", "1"}, {"attn_chunk", "16"}, {"gemv_regs", "cap"}, {"l2_prefetch", "1"}},
+    {{"gemv_regs", "cap"}, {"gemv_rows", "1"}, {"l2_prefetch", "1"}}};
 
 std::string describe(const std::map<std::string, std::string>& sw) {
   std::string s;

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# The CUDA decode switches' promotion run on the GPU machine: unit tests, a speed sweep, then for
+# each candidate in order two A/B runs against the configuration promoted so far (the plan's
+# rule: two consecutive wins make a default), and the final numbers of the promoted set on every
+# model: quality against the CPU, decode speed, pp512, a timeline. Prints a table last.
+# Run from the repository root with OUT set and .dev/gpu, .dev/shared, .gl carried.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+export P64_SHARED_DIR=${P64_SHARED_DIR:-$PWD/.dev/shared}
+BIN=${BIN:-.dev/gpu}; P64="$BIN/p64"; M=${MODELS:-/tmp/p64-models}; DB="$OUT/lab.db"
+CANDIDATES=${CANDIDATES:-"pdl=1 attn_chunk=16 gemv_regs=cap l2_prefetch=1"}
+TABLE="$OUT/table.txt"; : >"$TABLE"
+row() { echo "$*" | tee -a "$TABLE"; }
+opts() { local o=(); for x in $1; do o+=(--opt "$x"); done; echo "${o[@]}"; }
+abcfg() { local c="backend=cuda"; for x in $1; do c="$c,opt.$x"; done; echo "$c"; }
+
+SPEED_MODELS="smollm2-360m:Q8_0 llama-3.2-3b:Q4_K_M" TEST_TIMEOUT=200 BACKENDS=cuda bash scripts/gpu/acceptance.sh models tests \
+  >"$OUT/acceptance.log" 2>&1
+grep -E "unit tests|FAILED|last started" "$OUT/acceptance.log" | tee -a "$TABLE"
+S3=$M/llama-3.2-3b-Q4_K_M.p64; SM=$M/smollm2-360m-Q8_0.p64; ST=$M/stories260K.p64
+timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q
+
+speed() { timeout 120 "$P64" decode-proxy "$@" --runs 3 --warmup 1 --db "$DB" --json 2>>"$OUT/speed.err" |
+  python3 -c "import json,sys; d=json.load(sys.stdin); m=d['decode_tok_s']; p=d['prefill_tok_s']; print('decode %7.1f [%7.1f-%7.1f] %5.0f GB/s  prefill %8.1f' % (m['median'], m['min'], m['max'], d['effective_gbs']['median'], p['median']))"; }
+for v in "" "pdl=1 attn_chunk=16" "pdl=1 attn_chunk=16 gemv_regs=cap" "pdl=1 attn_chunk=16 gemv_regs=cap l2_prefetch=1" \
+         "pdl=1 attn_chunk=16 gemv_regs=cap l2_prefetch=1 gemv_rows=1" "gemv_regs=cap l2_prefetch=1"; do
+  row "sweep 3B-Q4_K_M [${v:-default}]: $(speed "$S3" --backend cuda --tokens 128 --prompt-tokens 1 $(opts "$v"))"
+done
+
+base=""
+for sw in $CANDIDATES; do
+  v=()
+  for i in 1 2; do
+    timeout 150 "$P64" ab "$S3" --a "$(abcfg "$base")" --b "$(abcfg "$base $sw")" --runs 3 --tokens 128 --prompt-tokens 1 \
+      --quality-tokens 16 --db "$DB" >"$OUT/ab_${sw/=/_}_$i.log" 2>&1
+    v+=("$(grep -oE 'VERDICT: [a-z]+' "$OUT/ab_${sw/=/_}_$i.log" | cut -d' ' -f2)")
+    row "ab#$i [${base:-default}] + $sw: $(grep -E 'B/A' "$OUT/ab_${sw/=/_}_$i.log" | tr -s ' ') -> ${v[-1]}"
+  done
+  [ "${v[1]}" = promoted ] && base="$base $sw"
+done
+base=$(echo $base)
+row "promoted set: ${base:-none}"
+
+q() { timeout "$1" "$P64" compare "${@:2}" 2>&1 | grep -E "teacher|greedy:|greedy," | tr -s ' ' | tr '\n' ' '; }
+row "quality stories260K [$base]: $(q 90 "$ST" --backend cuda --tokens 128 --greedy 200 $(opts "$base"))"
+row "quality smollm2 [$base]: $(q 120 "$SM" --backend cuda --tokens 128 --greedy 0 $(opts "$base"))"
+row "quality 3B [$base]: $(q 150 "$S3" --backend cuda --tokens 32 --greedy 0 $(opts "$base"))"
+for f in "$S3" "$SM"; do
+  row "final $(basename "$f" .p64) [$base]: $(speed "$f" --backend cuda --tokens 128 --prompt-tokens 1 $(opts "$base"))"
+done
+row "pp512 3B [$base]: $(speed "$S3" --backend cuda --tokens 1 --prompt-tokens 512 $(opts "$base"))"
+row "4k context 3B [$base]: $(speed "$S3" --backend cuda --tokens 128 --prompt-tokens 4000 $(opts "$base"))"
+timeout 90 "$P64" timeline "$S3" --backend cuda --tokens 16 --trace "$OUT/trace_cuda_3b.json" --db "$DB" $(opts "$base") \
+  >"$OUT/timeline_cuda.log" 2>&1
+sed -n '/group/,$p' "$OUT/timeline_cuda.log" | head -18 >>"$TABLE"
+if [ "${WITH_Q8:-1}" = 1 ]; then
+  S8=$(SPEED_MODELS="llama-3.2-3b:Q8_0" bash scripts/gpu/acceptance.sh models >/dev/null 2>&1; echo "$M/llama-3.2-3b-Q8_0.p64")
+  for v in "" "$base"; do row "final llama-3.2-3b-Q8_0 [${v:-default}]: $(speed "$S8" --backend cuda --tokens 128 --prompt-tokens 1 $(opts "$v"))"; done
+fi
+tar -czf "$OUT/logs.tgz" -C "$OUT" --exclude=logs.tgz . 2>/dev/null
+echo "==== table"; cat "$TABLE"
