@@ -137,7 +137,7 @@ class TestChartExport : public QObject {
     }
     // The compute roofline is among them, with its roof and the runs' prefill points.
     auto* roofline = qobject_cast<RooflinePanel*>(window.panel("roofline"));
-    QVERIFY(read_svg(out + "/roofline-2.svg").text.contains("GB/s read"));
+    QVERIFY(read_svg(out + "/roofline-2.svg").text.contains("GB/s, "));  // the roof: bandwidth, then the ceiling
     QVERIFY(roofline->compute_chart_view()->chart()->series().size() >= 3);
 
     // The Scoreboard's export menu writes the bars chart by suffix.

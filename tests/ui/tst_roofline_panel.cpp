@@ -20,6 +20,7 @@
 #include "engine/lab/model_flops.h"
 #include "ui/charts/compute_roofline_chart.h"
 #include "ui/charts/roofline_chart.h"
+#include "ui/charts/run_colors.h"
 #include "ui/models/roofline_model.h"
 #include "ui/panels/roofline_panel.h"
 #include "ui/ui_test_support.h"
@@ -68,6 +69,9 @@ class TestRooflinePanel : public QObject {
     QCOMPARE(m.chosen().size(), size_t{3});  // the newest three
     QCOMPARE(m.index(0, RooflineModel::kRun).data(Qt::CheckStateRole).toInt(), int(Qt::Checked));
     QCOMPARE(m.index(3, RooflineModel::kRun).data(Qt::CheckStateRole).toInt(), int(Qt::Unchecked));
+    // The table shows each chosen run in the colour the charts draw it in: the i-th chosen one.
+    QCOMPARE(m.index(1, RooflineModel::kRun).data(Qt::DecorationRole).value<QColor>(), run_color(1));
+    QVERIFY(!m.index(3, RooflineModel::kRun).data(Qt::DecorationRole).isValid());
     QSignalSpy changed(&m, &RooflineModel::chosen_changed);
     m.set_chosen(4, false);
     QCOMPARE(changed.count(), 1);
@@ -95,6 +99,7 @@ class TestRooflinePanel : public QObject {
     QCOMPARE(dots.size(), 3);
     QVERIFY(dots[1]->pointLabelsVisible());
     QVERIFY(dots[1]->pointLabelsFormat().startsWith("#2 "));
+    QCOMPARE(dots[1]->name(), QString("#2"));  // legends name runs by number; the label has the rest
     QCOMPARE(dots[1]->at(0).y(), 5.0);
   }
 
@@ -171,6 +176,18 @@ class TestRooflinePanel : public QObject {
     QCOMPARE(dots[0]->at(0), QPointF(8.0, 10.0));  // FLOP/byte, GFLOP/s
     QCOMPARE(dots[1]->markerShape(), QScatterSeries::MarkerShapeRectangle);
     QCOMPARE(dots[1]->color(), dots[0]->color());  // one colour per run
+
+    // A Vulkan run on the same device (its passport has no peak) shares the CUDA run's ceiling.
+    RooflinePoint vk = *q;
+    vk.run_id = 9;
+    vk.compute_ceiling = 0;
+    vk.compute_ceiling_source = "none: the vulkan passport gives no peak FLOP/s";
+    fill_compute_roofline_chart(&chart, {vk, *q});
+    const auto shared = test::series_of<QLineSeries>(&chart);
+    QCOMPARE(shared.size(), 1);
+    QCOMPARE(shared[0]->count(), 3);
+    QCOMPARE(shared[0]->at(2).y(), 5e13 / 1e9);
+    QVERIFY(shared[0]->name().contains("passport"));
 
     fill_compute_roofline_chart(&chart, {*bare});  // a run without FLOPs draws its decode square only
     QCOMPARE(test::series_of<QScatterSeries>(&chart).size(), 0);

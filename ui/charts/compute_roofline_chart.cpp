@@ -63,13 +63,22 @@ void fill_compute_roofline_chart(QChart* chart, const std::vector<RooflinePoint>
     if (p.has_prefill()) extend(p.prefill_intensity(), p.prefill_flop_s() / 1e9);
     if (p.measured_read_gbs > 0 && !roofs.contains(p.device))
       roofs[p.device] = {p.measured_read_gbs, p.compute_ceiling, compute_ceiling_kind(p)};
+    // The ceiling is the device's: a backend whose passport gives none (Vulkan) takes another's.
+    if (p.compute_ceiling > 0 && roofs.contains(p.device) && roofs[p.device].ceiling_flop_s <= 0) {
+      roofs[p.device].ceiling_flop_s = p.compute_ceiling;
+      roofs[p.device].kind = compute_ceiling_kind(p);
+    }
   }
+  double ceiling_top = 0;  // a ceiling gets little headroom, so one just under a decade keeps it
   for (const Roof& r : roofs) {
     if (r.ceiling_flop_s <= 0) continue;
-    extend(r.ceiling_flop_s / 1e9 / r.read_gbs, r.ceiling_flop_s / 1e9);  // the ridge point
+    const double ridge = r.ceiling_flop_s / 1e9 / r.read_gbs;
+    x_lo = std::min(x_lo, ridge);
+    x_hi = std::max(x_hi, ridge);
+    ceiling_top = std::max(ceiling_top, r.ceiling_flop_s / 1e9);
   }
   QLogValueAxis* x = make_decade_axis(x_lo / 2, x_hi * 2, QObject::tr("arithmetic intensity, FLOP per byte read (log)"));
-  QLogValueAxis* y = make_decade_axis(y_lo / 2, y_hi * 2, QObject::tr("achieved GFLOP/s (log)"));
+  QLogValueAxis* y = make_decade_axis(y_lo / 2, std::max(y_hi * 2, ceiling_top * 1.2), QObject::tr("achieved GFLOP/s (log)"));
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   const double xa = x->min(), xb = x->max();
@@ -83,36 +92,52 @@ void fill_compute_roofline_chart(QChart* chart, const std::vector<RooflinePoint>
     if (r.ceiling_flop_s > 0) {
       const double peak = r.ceiling_flop_s / 1e9, ridge = peak / r.read_gbs;
       *roof << QPointF(ridge, peak) << QPointF(std::max(xb, ridge), peak);
-      roof->setName(QObject::tr("%1: %2 GB/s read, ceiling %3 (%4)")
-                        .arg(it.key())
-                        .arg(r.read_gbs, 0, 'f', 1)
-                        .arg(format_flop_s(r.ceiling_flop_s), r.kind));
+      roof->setName(QObject::tr("%1: %2 GB/s, ceiling %3 (%4)")
+                        .arg(it.key(), format_gbs(r.read_gbs), format_flop_s(r.ceiling_flop_s), r.kind));
     } else {
       *roof << QPointF(xb, r.read_gbs * xb);
-      roof->setName(QObject::tr("%1: %2 GB/s read; no compute ceiling").arg(it.key()).arg(r.read_gbs, 0, 'f', 1));
+      roof->setName(QObject::tr("%1: %2 GB/s, no compute ceiling").arg(it.key(), format_gbs(r.read_gbs)));
     }
     chart->addSeries(roof);
     roof->attachAxis(x);
     roof->attachAxis(y);
   }
+  // As in the decode roofline, the legend names the lines and each run is named by its point's
+  // label where points do not crowd one another (and by its colour in the table).
+  QList<QPointF> all;
+  for (const auto& p : points) {
+    if (p.has_prefill()) all << QPointF(p.prefill_intensity(), p.prefill_flop_s());
+    if (p.decode_flops > 0) all << QPointF(p.decode_intensity(), p.decode_flop_s());
+  }
+  auto crowded = [&](QPointF at) {
+    int near = 0;
+    for (const QPointF& q : all) {
+      const double rx = q.x() / at.x(), ry = q.y() / at.y();
+      near += rx < 1.25 && rx > 0.8 && ry < 1.3 && ry > 0.77 ? 1 : 0;
+    }
+    return near > 1;  // itself, and another
+  };
   int i = 0;
   for (const auto& p : points) {
     const QColor color = run_color(i++);
     QList<QScatterSeries*> markers;
     if (p.has_prefill())
-      markers << run_marker(p.label, QScatterSeries::MarkerShapeCircle, color, ink,
+      markers << run_marker(p.tag(), QScatterSeries::MarkerShapeCircle, color, ink,
                             QPointF(p.prefill_intensity(), p.prefill_flop_s() / 1e9));
     if (p.decode_flops > 0)
-      markers << run_marker(p.label + QObject::tr(" decode"), QScatterSeries::MarkerShapeRectangle, color, ink,
+      markers << run_marker(p.tag() + QObject::tr(" decode"), QScatterSeries::MarkerShapeRectangle, color, ink,
                             QPointF(p.decode_intensity(), p.decode_flop_s() / 1e9));
     for (QScatterSeries* s : markers) {
       chart->addSeries(s);
       s->attachAxis(x);
       s->attachAxis(y);
+      for (QLegendMarker* m : chart->legend()->markers(s)) m->setVisible(false);
+      const QPointF at(s->at(0).x(), s->at(0).y() * 1e9);
+      s->setPointLabelsFormat(s->name());  // no @-placeholders: printed as it is
+      s->setPointLabelsVisible(!crowded(at));
+      s->setPointLabelsClipping(false);
+      s->setPointLabelsColor(ink);
     }
-    // One legend entry per run: its prefill circle, or its decode square when it has no prefill.
-    for (int k = 1; k < markers.size(); ++k)
-      for (QLegendMarker* m : chart->legend()->markers(markers[k])) m->setVisible(false);
   }
   chart->legend()->setAlignment(Qt::AlignBottom);
 }

@@ -1,6 +1,7 @@
 #include "ui/charts/roofline_chart.h"
 
 #include <QChart>
+#include <QLegend>
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QLogValueAxis>
@@ -49,13 +50,13 @@ void fill_roofline_chart(QChart* chart, const std::vector<RooflinePoint>& points
   const QColor ink = current_theme_is_dark() ? QColor(0xee, 0xee, 0xee) : QColor(0x20, 0x20, 0x20);
   for (auto it = ceilings.begin(); it != ceilings.end(); ++it) {
     auto* roof = new QLineSeries;
-    roof->setName(QObject::tr("%1: measured read %2 GB/s").arg(it.key()).arg(it.value(), 0, 'f', 1));
+    roof->setName(QObject::tr("%1: %2 GB/s read").arg(it.key(), format_gbs(it.value())));
     *roof << QPointF(xa, it.value()) << QPointF(xb, it.value());
     QPen pen(ink);
     pen.setWidthF(2.5);
     roof->setPen(pen);
     auto* g5 = new QLineSeries;
-    g5->setName(QObject::tr("G5: %1% of it, %2 GB/s").arg(100 * g5_share, 0, 'f', 0).arg(g5_share * it.value(), 0, 'f', 1));
+    g5->setName(QObject::tr("G5 (%1%): %2 GB/s").arg(100 * g5_share, 0, 'f', 0).arg(format_gbs(g5_share * it.value())));
     *g5 << QPointF(xa, g5_share * it.value()) << QPointF(xb, g5_share * it.value());
     QPen dash(QColor(0xd0, 0x3a, 0x3a));
     dash.setWidthF(2);
@@ -67,8 +68,10 @@ void fill_roofline_chart(QChart* chart, const std::vector<RooflinePoint>& points
       s->attachAxis(y);
     }
   }
-  // Labels of points that sit almost on one another would print over each other: those are
-  // left to the legend, which names every point by its colour.
+  // The legend names the lines only: a legend shares its width equally among its entries, so
+  // with the runs in it every name would be cut. A run is named by its point's label, unless
+  // points sit almost on one another and the labels would print over each other; the table
+  // shows every run's colour beside its row.
   auto crowded = [&](const RooflinePoint& p) {
     for (const auto& q : points) {
       if (q.run_id == p.run_id) continue;
@@ -80,7 +83,7 @@ void fill_roofline_chart(QChart* chart, const std::vector<RooflinePoint>& points
   int i = 0;
   for (const auto& p : points) {
     auto* s = new QScatterSeries;
-    s->setName(p.label);
+    s->setName(p.tag());
     s->setMarkerSize(11);
     s->setColor(run_color(i++));
     s->setBorderColor(ink);
@@ -95,6 +98,7 @@ void fill_roofline_chart(QChart* chart, const std::vector<RooflinePoint>& points
     chart->addSeries(s);
     s->attachAxis(x);
     s->attachAxis(y);
+    for (QLegendMarker* m : chart->legend()->markers(s)) m->setVisible(false);
   }
   chart->legend()->setAlignment(Qt::AlignBottom);
 }

@@ -6,6 +6,7 @@
 
 #include "engine/lab/compute_ceiling.h"
 #include "engine/lab/model_flops.h"
+#include "ui/charts/run_colors.h"
 
 namespace p64::ui {
 
@@ -28,6 +29,8 @@ void count_flops_from_record(const nlohmann::json& j, const ModelRecord& model, 
 }
 
 }  // namespace
+
+QString format_gbs(double gbs) { return QString::number(gbs, 'f', gbs >= 100 ? 0 : gbs >= 1 ? 1 : 2); }
 
 QString format_flop_s(double flop_s) {
   if (flop_s >= 1e12) return QString("%1 TFLOP/s").arg(flop_s / 1e12, 0, 'f', 1);
@@ -129,7 +132,8 @@ bool RooflineModel::setData(const QModelIndex& index, const QVariant& value, int
   if (on) chosen_.insert(id);
   else chosen_.remove(id);
   chose_ = true;
-  Q_EMIT dataChanged(index, index, {Qt::CheckStateRole});
+  // Every later chosen row's colour moves with this one.
+  Q_EMIT dataChanged(this->index(0, kRun), this->index(rowCount() - 1, kRun), {Qt::CheckStateRole, Qt::DecorationRole});
   Q_EMIT chosen_changed();
   return true;
 }
@@ -138,6 +142,13 @@ QVariant RooflineModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
   const RooflinePoint& p = points_[static_cast<size_t>(index.row())];
   if (role == Qt::CheckStateRole && index.column() == kRun) return chosen_.contains(p.run_id) ? Qt::Checked : Qt::Unchecked;
+  if (role == Qt::DecorationRole && index.column() == kRun) {
+    // The colour the charts draw this run in: the i-th chosen run, in table order.
+    if (!chosen_.contains(p.run_id)) return {};
+    int i = 0;
+    for (int r = 0; r < index.row(); ++r) i += chosen_.contains(points_[static_cast<size_t>(r)].run_id) ? 1 : 0;
+    return run_color(i);
+  }
   if (role == Qt::TextAlignmentRole && index.column() >= kTokS) return QVariant(Qt::AlignRight | Qt::AlignVCenter);
   if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
   switch (index.column()) {

@@ -24,6 +24,7 @@ struct RooflinePoint {
   double effective_gbs = 0;      // decode median
   double measured_read_gbs = 0;  // the passport's ceiling (0 = not measured)
   double share() const { return measured_read_gbs > 0 ? effective_gbs / measured_read_gbs : 0; }
+  QString tag() const { return QString("#%1").arg(run_id); }  // the charts' legends name runs by it
 
   // The compute roofline; 0 where the run lacks a figure.
   int prompt_tokens = 0;
@@ -51,6 +52,9 @@ std::optional<RooflinePoint> roofline_point(const RunRecord& run, const QString&
 // The ceiling's origin in a word for tables and legends: "nominal", "passport" or "none" (the full
 // text is compute_ceiling_source).
 QString compute_ceiling_kind(const RooflinePoint& p);
+
+// "4488" (GB/s of 100 and more without decimals), "17.3", "0.42".
+QString format_gbs(double gbs);
 
 // "333 GFLOP/s", "66.9 TFLOP/s": FLOP/s in the unit that keeps 1–3 digits before the point.
 QString format_flop_s(double flop_s);

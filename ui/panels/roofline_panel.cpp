@@ -39,6 +39,7 @@ RooflinePanel::RooflinePanel(Workbench& wb, QWidget* parent) : Panel(wb, parent)
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setAlternatingRowColors(true);
   table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setWordWrap(false);  // a long config elides on its row instead of wrapping out of sight
   g5_ = new QDoubleSpinBox(this);
   g5_->setRange(1, 100);
   g5_->setValue(40);
@@ -105,6 +106,8 @@ void RooflinePanel::reload() {
       [this](std::vector<RooflinePoint> points) {
         runs_->set_points(std::move(points));
         table_->resizeColumnsToContents();
+        // Long configs would push the FLOP columns out of sight; the tooltip has the whole label.
+        table_->setColumnWidth(RooflineModel::kRun, std::min(270, table_->columnWidth(RooflineModel::kRun)));
         Q_EMIT reloaded();
       },
       [this](const QString& m) { summary_->setText(tr("The store could not be read: %1").arg(m)); });
