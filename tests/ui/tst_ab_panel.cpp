@@ -100,6 +100,12 @@ class TestAbPanel : public QObject {
     QCOMPARE(q.index(0, AbQualityModel::kResult).data().toString(), QString("PASS"));
     QCOMPARE(q.index(0, AbQualityModel::kTop1).data().toString(), QString("1.000"));
     QVERIFY(q.index(1, AbQualityModel::kResult).data().toString().contains("A is the reference"));
+    p64::QualityReport failed;
+    failed.pass = false;
+    failed.failure = "top1_agreement 0.5 < 0.99";
+    q.set_rows({AbQualityRow{"B vs A", failed, {}}});
+    QCOMPARE(q.index(0, AbQualityModel::kResult).data().toString(), QString("FAIL"));  // the reasons in the tooltip
+    QCOMPARE(q.index(0, AbQualityModel::kResult).data(Qt::ToolTipRole).toString(), QString("top1_agreement 0.5 < 0.99"));
 
     QChart chart;
     fill_ab_chart(&chart, v);
@@ -262,7 +268,7 @@ class TestAbPanel : public QObject {
     QVERIFY(panel.view().two_models());
     QVERIFY(panel.side_b().figures->text().contains("stories-q8.p64"));
     QVERIFY(panel.verdict_label()->text().contains("different models"));
-    QVERIFY(panel.recorded_label()->text().contains("different models"));
+    QVERIFY(panel.recorded_label()->text().contains("Different models"));
 
     // A page opened later takes both model files back into its editors.
     AbPanel reopened(wb);

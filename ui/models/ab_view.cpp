@@ -159,6 +159,9 @@ QVariant AbQualityModel::data(const QModelIndex& index, int role) const {
   const auto& q = row.report;
   if (role == Qt::ForegroundRole && index.column() == kResult && q)
     return QBrush(q->pass ? QColor(0x2e, 0x9d, 0x4a) : QColor(0xd0, 0x3a, 0x3a));
+  // A failure's reasons can run to a paragraph: the cell says FAIL, its tooltip (and the verdict
+  // line under the table) the reasons, so the figures' columns stay in view.
+  if (role == Qt::ToolTipRole && q && index.column() == kResult && !q->pass) return QString::fromStdString(q->failure);
   if (role == Qt::ToolTipRole && q) return QString::fromStdString(q->summary());
   if (role == Qt::TextAlignmentRole && index.column() >= kTop1)
     return QVariant(Qt::AlignRight | Qt::AlignVCenter);
@@ -166,7 +169,7 @@ QVariant AbQualityModel::data(const QModelIndex& index, int role) const {
   if (index.column() == kAgainst) return row.against;
   if (!q) return index.column() == kResult ? row.note : QString("—");
   switch (index.column()) {
-    case kResult: return q->pass ? tr("PASS") : tr("FAIL: %1").arg(QString::fromStdString(q->failure));
+    case kResult: return q->pass ? tr("PASS") : tr("FAIL");
     case kTop1: return QString::number(q->top1_agreement, 'f', 3);
     case kRmsRel: return sci(q->rms_rel_error);
     case kWorstRel: return sci(q->max_rel_error);

@@ -118,6 +118,7 @@ AbPanel::AbPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   quality_table_->verticalHeader()->setDefaultSectionSize(quality_table_->fontMetrics().height() + 8);
   quality_table_->setSizeAdjustPolicy(QAbstractScrollArea::AdjustToContents);
   quality_table_->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  quality_table_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);  // AdjustToContents kept room for one
   quality_table_->setSizePolicy(QSizePolicy::Expanding, QSizePolicy::Minimum);
   quality_table_->setWordWrap(false);
   verdict_ = new QLabel(this);
@@ -247,15 +248,18 @@ QWidget* AbPanel::make_side(const QString& name, SideEditor* side, const QString
                                                    tr("P64 containers (*.p64)"));
     if (!p.isEmpty()) side->model->setText(p);
   });
-  auto* model_row = new QHBoxLayout;
-  model_row->addWidget(side->model, 1);
-  model_row->addWidget(browse);
   side->backend = new QComboBox(box);
   QStringList backends = wb_.available_backends();
   if (backends.isEmpty()) backends << "cpu";
   side->backend->addItems(backends);
   const int cpu = side->backend->findText("cpu");
   if (cpu >= 0) side->backend->setCurrentIndex(cpu);
+  // One row for backend and model keeps the side boxes as short as before the model field.
+  auto* backend_row = new QHBoxLayout;
+  backend_row->addWidget(side->backend);
+  backend_row->addWidget(new QLabel(tr("Model:"), box));
+  backend_row->addWidget(side->model, 1);
+  backend_row->addWidget(browse);
   side->options = new QLineEdit(options, box);
   side->options->setPlaceholderText(tr("opt.NAME=VALUE, threads=N, device=D"));
   side->options->setToolTip(tr("Configuration items after the backend, as `p64 ab --a/--b` takes them"));
@@ -265,8 +269,7 @@ QWidget* AbPanel::make_side(const QString& name, SideEditor* side, const QString
   side->figures->setTextFormat(Qt::RichText);
   side->figures->setWordWrap(true);
   auto* form = new QFormLayout(box);
-  form->addRow(tr("Model:"), model_row);
-  form->addRow(tr("Backend:"), side->backend);
+  form->addRow(tr("Backend:"), backend_row);
   form->addRow(tr("Options:"), side->options);
   form->addRow(tr("Add switch:"), side->switches);
   form->addRow(side->figures);
@@ -387,8 +390,7 @@ void AbPanel::start_ab() {
                    .arg(o.history.size())
                    .arg(o.history.empty() ? 0 : o.history.back().evidence_run_id);
       else if (!o.result.same_model())
-        rec += tr(" A and B ran different models, so the verdict is about the model and no optimisation "
-                  "history entry was written.");
+        rec += tr(" Different models: no switch history entry.");
       else
         rec += tr(" No single switch differs between A and B, so no optimisation history entry was written.");
     } else {
