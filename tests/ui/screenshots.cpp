@@ -1,13 +1,17 @@
 // p64lab_screenshots: renders every panel of the workbench window offscreen (QWidget::grab) into
 // <out dir>/<panel id>.png, for docs/images and the README.
 // Usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]... [--chat MESSAGE] [--ab]
+//        [--ab-b-model MODEL]
 // With --db the panels show that store's runs; with --model the model is opened first; with
 // --chat the Chat panel sends MESSAGE (greedy, on the CPU) and waits for the reply; with --ab
-// the A/B panel runs its default comparison with the per-op split first.
+// the A/B panel runs its default comparison with the per-op split first; --ab-b-model makes B run
+// that model file with A's options (a comparison of two models).
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QLabel>
+#include <QLineEdit>
 #include <QDir>
 #include <QPixmap>
 #include <QPlainTextEdit>
@@ -34,6 +38,7 @@ struct Args {
   QStringList panels;  // empty: all
   QString chat;
   bool ab = false;
+  QString ab_b_model;
 };
 
 bool parse(const QStringList& argv, Args* a) {
@@ -50,6 +55,8 @@ bool parse(const QStringList& argv, Args* a) {
       a->chat = argv[++i];
     else if (s == "--ab")
       a->ab = true;
+    else if (s == "--ab-b-model" && has_value)
+      a->ab_b_model = argv[++i];
     else if (!s.startsWith("--") && a->out_dir.isEmpty())
       a->out_dir = s;
     else
@@ -65,7 +72,8 @@ int main(int argc, char** argv) {
   QApplication app(argc, argv);
   Args args;
   if (!parse(app.arguments(), &args)) {
-    std::fprintf(stderr, "usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]... [--chat MESSAGE] [--ab]\n");
+    std::fprintf(stderr, "usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]... [--chat MESSAGE] [--ab] "
+                 "[--ab-b-model MODEL]\n");
     return 2;
   }
   p64::ui::init_application_metadata();
@@ -110,11 +118,19 @@ int main(int argc, char** argv) {
     if (!ab) return 1;
     window.show_panel("ab");
     ab->split_box()->setChecked(true);
+    if (!args.ab_b_model.isEmpty()) {
+      ab->side_b().model->setText(args.ab_b_model);
+      ab->side_b().options->setText(ab->side_a().options->text());
+    }
     bool done = false;
     QObject::connect(ab, &p64::ui::AbPanel::ab_finished, [&done] { done = true; });
     ab->start_ab();
     if (!p64::ui::test::wait_until([&] { return done; }, 300000)) {
       std::fprintf(stderr, "p64lab_screenshots: the A/B did not finish\n");
+      return 1;
+    }
+    if (ab->view().run_id == 0) {
+      std::fprintf(stderr, "p64lab_screenshots: the A/B failed: %s\n", qPrintable(ab->status_label()->text()));
       return 1;
     }
   }
