@@ -78,7 +78,8 @@ void run(const Args& a) {
   std::printf("  quality B vs A:         %s\n", r.b_vs_a.summary().c_str());
   if (r.b_vs_reference) std::printf("  quality B vs reference: %s\n", r.b_vs_reference->summary().c_str());
   else std::printf("  quality B vs reference: A is the reference (%s)\n", r.reference.c_str());
-  std::printf("  switch: %s  previous verdict: %s\n", r.switch_name.empty() ? "(none: configs differ in more than one)" : r.switch_name.c_str(),
+  const char* no_switch = r.same_model() ? "(none: configs differ in more than one)" : "(none: A and B run different models)";
+  std::printf("  switch: %s  previous verdict: %s\n", r.switch_name.empty() ? no_switch : r.switch_name.c_str(),
               stored.previous ? std::string(to_string(*stored.previous)).c_str() : "none");
   std::printf("\n  VERDICT: %s — %s\n", std::string(to_string(o.verdict)).c_str(), o.reason.c_str());
   if (store) std::printf("  stored as run %lld in %s\n", static_cast<long long>(stored.run_id), store->path().c_str());
