@@ -42,15 +42,15 @@ struct DevLayer {
 
 struct Switches {
   bool graphs = true;
-  bool pdl = false;
+  bool pdl = true;
   bool fuse_norm = false;
   bool l2_prefetch = false;
-  bool gemv_reg_cap = false;
+  bool gemv_reg_cap = true;
   int act_bits = 16;  // act_quant: int16 | int8 | f32 (0)
   bool fused_gate_up = true;
   bool qkv_fused = true;
   int gemv_rows = 2;
-  int attn_chunk = 32;
+  int attn_chunk = 16;
   std::string kv_type = "auto";
   bool batched_prefill = true;  // prefill: batched | stepwise
   int prefill_chunk = 512;
@@ -63,16 +63,18 @@ const std::vector<SwitchInfo>& switch_table() {
       {"graphs", "capture the decode step once as a CUDA graph and replay it per token (position and token "
                  "come from device memory, no re-capture)", "1", "0|1", "default"},
       {"pdl", "programmatic dependent launch: each kernel of the step is scheduled while its predecessor "
-              "finishes and loads its first weights before waiting for it", "0", "0|1", "opt-in"},
+              "finishes and loads its first weights before waiting for it", "1", "0|1", "default"},
       {"fuse_norm", "RMSNorm and the FFN activation quantization folded into the GEMVs: the residual add's "
                     "epilogue writes the next norm's input quantized plus partial sums of squares, the "
-                    "consumer scales by 1/rms (integer paths only)", "0", "0|1", "opt-in"},
+                    "consumer scales by 1/rms (integer paths only); slower on the H200: its 32-row blocks "
+                    "serialize the rows' loads", "0", "0|1", "rejected"},
       {"l2_prefetch", "each GEMV's blocks issue bulk L2 prefetches of the next matrices' weights (up to 32 MiB) "
-                      "before waiting for their inputs, so weight streaming continues across kernel boundaries",
-       "0", "0|1", "opt-in"},
+                      "before waiting for their inputs, so weight streaming continues across kernel boundaries; "
+                      "rejected on the H200 (B/A 0.65 twice: the prefetch traffic competes with the live GEMV)",
+       "0", "0|1", "rejected"},
       {"gemv_regs", "decode GEMV register budget: 'free' lets the compiler take ~130-160 registers (3 blocks per "
-                    "SM), 'cap' limits them so 4 blocks fit (integer paths, 1-2 rows per warp)", "free", "free|cap",
-       "opt-in"},
+                    "SM), 'cap' limits them so 4 blocks fit (integer paths, 1-2 rows per warp)", "cap", "free|cap",
+       "default"},
       {"act_quant", "GEMV activations for Q4_K/Q6_K/Q8_0: int16 per 32 with dp2a, int8 per 32 with dp4a "
                     "(llama.cpp's mmvq idea; fails the quality gate on deep models), or f32 FMA on dequantized "
                     "weights", "int16", "int16|int8|f32", "default"},
@@ -80,7 +82,7 @@ const std::vector<SwitchInfo>& switch_table() {
       {"qkv_fused", "q, k and v projections of one dtype in one GEMV launch", "1", "0|1", "default"},
       {"gemv_rows", "matrix rows per warp in the decode GEMV (activation reuse vs. parallelism)", "2", "1|2|4",
        "default"},
-      {"attn_chunk", "cached positions per flash-decoding split block", "32", "16|32|64|128|256", "default"},
+      {"attn_chunk", "cached positions per flash-decoding split block", "16", "16|32|64|128|256", "default"},
       {"kv_type", "KV cache element type; auto = f32 for F32 models, f16 otherwise", "auto", "auto|f16|f32",
        "default"},
       {"prefill", "batched: the prompt as T-token matrices on tensor cores (GEMMs dequantizing weight tiles to "

@@ -34,7 +34,8 @@ const std::map<std::string, std::string> kVariants[] = {
     {{"pdl", "1"}, {"fuse_norm", "1"}, {"gemv_rows", "1"}}, {{"fuse_norm", "1"}, {"gemv_rows", "4"}},
     {{"pdl", "1"}, {"graphs", "0"}},
     {{"pdl", "1"}, {"attn_chunk", "16"}, {"gemv_regs", "cap"}, {"l2_prefetch", "1"}},
-    {{"gemv_regs", "cap"}, {"gemv_rows", "1"}, {"l2_prefetch", "1"}}};
+    {{"gemv_regs", "cap"}, {"gemv_rows", "1"}, {"l2_prefetch", "1"}},
+    {{"pdl", "0"}, {"gemv_regs", "free"}, {"attn_chunk", "32"}}};  // the defaults before 2026-12-03
 
 std::string describe(const std::map<std::string, std::string>& sw) {
   std::string s;
