@@ -1,5 +1,6 @@
 // Every SIMD kernel against the scalar reference, for every weight dtype, AoS and SoA, with
 // int8 and float activations and token tiles of every remainder.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -203,6 +204,59 @@ TEST(CpuKernels, AccumulateAddsToOutput) {
   std::vector<float> acc(plain.size(), 1.5f);
   dot::matmul(dot::best_isa(), w, x.view, 0, 4, acc.data(), 4, true, true);
   for (size_t i = 0; i < acc.size(); ++i) EXPECT_NEAR(acc[i], plain[i] + 1.5f, 1e-5f);
+}
+
+// Row lengths of real models: 960 (SmolLM2) has 30 blocks, so the AVX-512 kernels' scale
+// gathers of 8 blocks end on a partial one; 2560 and 768 cover longer rows and 3 super-blocks.
+TEST(CpuKernels, Int8KernelsMatchScalarAtRealRowLengths) {
+  std::mt19937 rng(5);
+  const struct { DType t; int64_t n; } cases[] = {
+      {DType::Q8_0, 960}, {DType::Q8_0, 2560}, {DType::Q4_0, 960}, {DType::Q5_0, 960},
+      {DType::Q8_0_SOA, 960}, {DType::Q4_K, 768}, {DType::Q6_K, 768}, {DType::Q6_K_SOA, 768}, {DType::Q4_K_SOA, 768}};
+  for (const auto& c : cases) {
+    const int64_t rows = 9;
+    const bool soa = dtype_is_soa(c.t);
+    std::vector<uint8_t> aos = random_tensor(soa ? dtype_aos_of(c.t) : c.t, rows, c.n, rng);
+    std::vector<uint8_t> data = soa ? to_soa(dtype_aos_of(c.t), aos) : aos;
+    const dot::WeightMatrix w{c.t, data.data(), c.n, rows};
+    Batch x = make_batch(c.n, 6, rng, Isa::Scalar);
+    const std::vector<float> ref = run(Isa::Scalar, w, x.view, true);
+    double scale = 0;
+    for (float v : ref) scale = std::max(scale, std::fabs(static_cast<double>(v)));
+    for (Isa isa : simd_isas()) {
+      const std::vector<float> got = run(isa, w, x.view, true);
+      double worst = 0;
+      for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - ref[i]) / scale);
+      EXPECT_LT(worst, 2e-5) << dtype_name(c.t) << " n=" << c.n << " " << dot::isa_name(isa);
+    }
+  }
+}
+
+// A token's products do not depend on the batch it is in (a prefill of many tokens and a
+// decode of one give the same bits), whatever tile of rows and tokens the kernel uses.
+TEST(CpuKernels, ATokenGetsTheSameBitsInABatchAsAlone) {
+  std::mt19937 rng(9);
+  for (DType t : {DType::Q8_0, DType::Q4_0, DType::Q5_0, DType::Q4_K, DType::Q6_K}) {
+    const int64_t rows = 11, n = 512;
+    std::vector<uint8_t> data = random_tensor(t, rows, n, rng);
+    const dot::WeightMatrix w{t, data.data(), n, rows};
+    Batch x = make_batch(n, 7, rng, Isa::Scalar);
+    for (Isa isa : simd_isas()) {
+      const std::vector<float> batch = run(isa, w, x.view, true);
+      for (int tok = 0; tok < 7; ++tok) {
+        dot::ActBatch one = x.view;
+        one.ntok = 1;
+        one.f32 += tok * n;
+        one.q8 += tok * n;
+        one.d8 += tok * (n / 32);
+        one.xs16 += tok * (n / 16);
+        const std::vector<float> alone = run(isa, w, one, true);
+        for (int64_t r = 0; r < rows; ++r)
+          EXPECT_EQ(alone[static_cast<size_t>(r)], batch[static_cast<size_t>(tok * rows + r)])
+              << dtype_name(t) << " " << dot::isa_name(isa) << " token " << tok << " row " << r;
+      }
+    }
+  }
 }
 
 TEST(CpuKernels, UnsupportedDtypeIsAClearError) {
