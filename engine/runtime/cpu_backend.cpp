@@ -317,7 +317,8 @@ class CpuBackend final : public Backend {
 
       // SwiGLU: silu(gate(x)) * up(x)
       mm.run({{w.w_gate, hb_.data(), F}, {w.w_up, hb2_.data(), F}}, xb_.data(), E, E, B);
-      for (int32_t t = 0; t < B; ++t) cpu::swiglu(&hb_[t * F], &hb2_[t * F], F);
+      // one exp per element: over the pool, in chunks of whole cache lines
+      pool.parallel_for(static_cast<int64_t>(B) * F, 256, [&](int64_t b, int64_t e) { cpu::swiglu(&hb_[b], &hb2_[b], e - b); });
       timer_.mark("gate_up", OpGroup::Ffn, L);
 
       // down projection + residual

@@ -64,6 +64,21 @@ void rope(float* x, int n_heads, int head_dim, int rope_dim, RopeLayout layout, 
 }
 
 namespace {
+// q . k over one head with 16 independent partial sums: a single running sum would make every
+// add wait for the previous one (the dot of each cached position is on the decode path).
+template <class LoadK>
+float head_dot(const float* q, int head_dim, LoadK k) {
+  constexpr int kLanes = 16;
+  float part[kLanes] = {};
+  int i = 0;
+  for (; i + kLanes <= head_dim; i += kLanes)
+    for (int j = 0; j < kLanes; ++j) part[j] += q[i + j] * k(i + j);
+  float s = 0;
+  for (; i < head_dim; ++i) s += q[i] * k(i);
+  for (int j = 0; j < kLanes; ++j) s += part[j];
+  return s;
+}
+
 void softmax(float* x, int32_t n) {
   float mx = x[0];
   for (int32_t i = 1; i < n; ++i) mx = std::fmax(mx, x[i]);
@@ -82,9 +97,7 @@ void attend_head_f32(const float* q, const float* k_cache, const float* v_cache,
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   for (int32_t p = 0; p < n_pos; ++p) {
     const float* k = k_cache + p * kv_dim + kv_off;
-    float s = 0;
-    for (int i = 0; i < head_dim; ++i) s += q[i] * k[i];
-    scores[p] = s * scale;
+    scores[p] = head_dot(q, head_dim, [k](int i) { return k[i]; }) * scale;
   }
   softmax(scores, n_pos);
   for (int i = 0; i < head_dim; ++i) out[i] = 0;
@@ -100,9 +113,7 @@ void attend_head_f16(const float* q, const uint16_t* k_cache, const uint16_t* v_
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
   for (int32_t p = 0; p < n_pos; ++p) {
     const uint16_t* k = k_cache + p * kv_dim + kv_off;
-    float s = 0;
-    for (int i = 0; i < head_dim; ++i) s += q[i] * fp16_to_fp32(k[i]);
-    scores[p] = s * scale;
+    scores[p] = head_dot(q, head_dim, [k](int i) { return fp16_to_fp32(k[i]); }) * scale;
   }
   softmax(scores, n_pos);
   for (int i = 0; i < head_dim; ++i) out[i] = 0;
