@@ -46,7 +46,6 @@ struct Switches {
   bool fuse_norm = false;
   bool l2_prefetch = false;
   bool gemv_reg_cap = true;
-  bool attn_fused = false;
   int act_bits = 16;  // act_quant: int16 | int8 | f32 (0)
   bool fused_gate_up = true;
   bool qkv_fused = true;
@@ -76,9 +75,6 @@ const std::vector<SwitchInfo>& switch_table() {
       {"gemv_regs", "decode GEMV register budget: 'free' lets the compiler take ~130-160 registers (3 blocks per "
                     "SM), 'cap' limits them so 4 blocks fit (integer paths, 1-2 rows per warp)", "cap", "free|cap",
        "default"},
-      {"attn_fused", "rope, KV write, split attention and the combine in one launch per layer (the last split "
-                     "block of each kv head merges the partials); rejected on the H200 (B/A 0.971, 0.972; at 4k "
-                     "context 199 vs 275 tok/s: one block merges all splits serially)", "0", "0|1", "rejected"},
       {"act_quant", "GEMV activations for Q4_K/Q6_K/Q8_0: int16 per 32 with dp2a, int8 per 32 with dp4a "
                     "(llama.cpp's mmvq idea; fails the quality gate on deep models), or f32 FMA on dequantized "
                     "weights", "int16", "int16|int8|f32", "default"},
@@ -117,7 +113,6 @@ Switches parse_switches(const BackendOptions& o) {
   s.pdl = o.get_bool("pdl", s.pdl);
   s.fuse_norm = o.get_bool("fuse_norm", s.fuse_norm);
   s.l2_prefetch = o.get_bool("l2_prefetch", s.l2_prefetch);
-  s.attn_fused = o.get_bool("attn_fused", s.attn_fused);
   if (auto it = o.switches.find("gemv_regs"); it != o.switches.end()) {
     if (it->second != "free" && it->second != "cap")
       throw Error("CUDA backend: gemv_regs must be free or cap (got '" + it->second + "')");
@@ -281,7 +276,6 @@ class CudaBackend final : public Backend {
   float* d_part_m_ = nullptr;
   float* d_part_l_ = nullptr;
   float* d_part_acc_ = nullptr;
-  int* d_attn_tickets_ = nullptr;  // attn_fused: splits finished per kv head
   float* d_logits_ = nullptr;
   float* d_inv_freq_ = nullptr;
   StepState* d_state_ = nullptr;
@@ -479,8 +473,6 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   d_part_acc_ = static_cast<float*>(
       alloc(size_t(hp.n_head) * splits * hp.head_dim * sizeof(float), "attention partial output"));
   d_logits_ = static_cast<float*>(alloc(size_t(hp.n_vocab) * sizeof(float), "logits"));
-  d_attn_tickets_ = static_cast<int*>(alloc(size_t(hp.n_head_kv) * sizeof(int), "attention tickets"));
-  P64_CUDA_CHECK(cudaMemsetAsync(d_attn_tickets_, 0, size_t(hp.n_head_kv) * sizeof(int), stream_));
   const std::vector<float> inv = rope_inv_freq(hp);
   d_inv_freq_ = static_cast<float*>(alloc(std::max<size_t>(1, inv.size()) * sizeof(float), "rope frequencies"));
   if (!inv.empty())
@@ -620,7 +612,7 @@ void CudaBackend::enqueue_step() {
     });
     uint8_t* kc = k_cache_ + li * kv_layer_bytes_;
     uint8_t* vc = v_cache_ + li * kv_layer_bytes_;
-    if (!sw_.attn_fused) op("rope", OpGroup::Attn, l, [&] {  // rope + kv_write in one kernel
+    op("rope", OpGroup::Attn, l, [&] {  // rope + kv_write in one kernel
       launch_rope_kv_write(d_qkv_, d_inv_freq_, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
                            int(hp.rope_dim), kc, vc, kv_f16_, int(max_ctx_), d_state_, stream_);
     });
@@ -640,13 +632,8 @@ void CudaBackend::enqueue_step() {
     a.out = mixed;
     a.quantize_out = int_path(L.wo) && hp.head_dim % 32 == 0;
     a.state = d_state_;
-    if (sw_.attn_fused) {
-      const FusedAttn f{d_qkv_, d_inv_freq_, int(hp.rope_dim), d_attn_tickets_};
-      op("sdpa", OpGroup::Attn, l, [&] { launch_attention_fused(a, f, stream_); });
-    } else {
-      op("sdpa", OpGroup::Attn, l, [&] { launch_attention_decode(a, stream_); });
-      op("sdpa_combine", OpGroup::Attn, l, [&] { launch_attention_combine(a, stream_); });
-    }
+    op("sdpa", OpGroup::Attn, l, [&] { launch_attention_decode(a, stream_); });
+    op("sdpa_combine", OpGroup::Attn, l, [&] { launch_attention_combine(a, stream_); });
     op("o", OpGroup::Attn, l, [&] {
       const DevMatrix* m[1] = {&L.wo};
       float* o[1] = {d_x_};

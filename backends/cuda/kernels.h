@@ -113,14 +113,6 @@ int attention_max_splits(int max_ctx, int chunk);
 void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream);      // split pass
 void launch_attention_combine(const AttnLaunch& a, cudaStream_t stream);     // merge pass
 
-// ---- attention_fused.cu: rope + KV write + split + combine in one launch (attn_fused)
-struct FusedAttn {
-  const float* qkv;       // un-rotated q, k, v of this step
-  const float* inv_freq;
-  int rope_dim;
-  int* tickets;           // [n_head_kv], zero between launches
-};
-void launch_attention_fused(const AttnLaunch& a, const FusedAttn& f, cudaStream_t stream);
 
 // ---- sample.cu
 void launch_argmax(const float* logits, int64_t n, StepState* state, cudaStream_t stream);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Short check of a build whose CUDA defaults changed: the CUDA quality and switch tests, decode and
 # pp512 with the defaults (stored), the rejected fuse_norm A/B for the history, the prefill
-# opt-ins' pp512, two A/Bs of attn_fused, and a timeline. Only table.txt, lab.db and logs.tgz are left in $OUT.
+# opt-ins' pp512, decode at 4k context, and a timeline (the 2026-12-03 run also A/B'd the since
+# removed attn_fused: docs/results/h200-2026-12-03.txt). Only table.txt, lab.db and logs.tgz are left in $OUT.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export P64_SHARED_DIR=${P64_SHARED_DIR:-$PWD/.dev/shared}
@@ -21,12 +22,7 @@ done
 timeout 150 "$P64" ab "$S3" --a backend=cuda --b backend=cuda,opt.fuse_norm=1 --runs 3 --tokens 128 --prompt-tokens 1 \
   --quality-tokens 16 --db "$DB" >"$L/ab_fuse_norm.log" 2>&1
 row "ab defaults + fuse_norm=1: $(grep -E 'B/A|VERDICT' "$L/ab_fuse_norm.log" | tr -s ' ' | tr '\n' ' ')"
-for i in 1 2; do
-  timeout 150 "$P64" ab "$S3" --a backend=cuda --b backend=cuda,opt.attn_fused=1 --runs 3 --tokens 128 --prompt-tokens 1 \
-    --quality-tokens 16 --db "$DB" >"$L/ab_attn_fused_$i.log" 2>&1
-  row "ab#$i defaults + attn_fused=1: $(grep -E 'B/A|VERDICT' "$L/ab_attn_fused_$i.log" | tr -s ' ' | tr '\n' ' ')"
-done
-row "3B-Q4_K_M attn_fused=1 at 4k context: $(speed "$S3" --backend cuda --tokens 128 --prompt-tokens 4000 --opt attn_fused=1)"
+row "3B-Q4_K_M defaults at 4k context: $(speed "$S3" --backend cuda --tokens 128 --prompt-tokens 4000)"
 timeout 90 "$P64" timeline "$S3" --backend cuda --tokens 16 --trace "$L/trace_cuda_3b.json" --db "$DB" >"$L/timeline.log" 2>&1
 sed -n '/group/,$p' "$L/timeline.log" | head -20 >>"$TABLE"
 tar -czf "$OUT/logs.tgz" -C "$L" . && rm -rf "$L"
