@@ -300,7 +300,9 @@ class CpuBackend final : public Backend {
           if (kv_f16_)
             cpu::attend_head_f16(&q_[t * Q + h * hd], &k_f16_[base], &v_f16_[base], KV, kv_off, hd, pos + t + 1, scores,
                                  &att_[t * Q + h * hd]);
-          else
+          else if (isa_ != dot::Isa::Avx512 ||
+                   !cpu::attend_head_f32_avx512(&q_[t * Q + h * hd], &k_f32_[base], &v_f32_[base], KV, kv_off, hd,
+                                                pos + t + 1, scores, &att_[t * Q + h * hd]))
             cpu::attend_head_f32(&q_[t * Q + h * hd], &k_f32_[base], &v_f32_[base], KV, kv_off, hd, pos + t + 1, scores,
                                  &att_[t * Q + h * hd]);
         }

@@ -79,6 +79,8 @@ float head_dot(const float* q, int head_dim, LoadK k) {
   return s;
 }
 
+}  // namespace
+
 void softmax(float* x, int32_t n) {
   float mx = x[0];
   for (int32_t i = 1; i < n; ++i) mx = std::fmax(mx, x[i]);
@@ -90,7 +92,6 @@ void softmax(float* x, int32_t n) {
   const float inv = static_cast<float>(1.0 / sum);
   for (int32_t i = 0; i < n; ++i) x[i] *= inv;
 }
-}  // namespace
 
 void attend_head_f32(const float* q, const float* k_cache, const float* v_cache, int64_t kv_dim, int64_t kv_off,
                      int head_dim, int32_t n_pos, float* scores, float* out) {

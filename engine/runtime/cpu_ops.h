@@ -27,6 +27,15 @@ void attend_head_f32(const float* q, const float* k_cache, const float* v_cache,
 void attend_head_f16(const float* q, const uint16_t* k_cache, const uint16_t* v_cache, int64_t kv_dim,
                      int64_t kv_off, int head_dim, int32_t n_pos, float* scores, float* out);
 
+// In place: x = exp(x - max) / sum, the sum in double.
+void softmax(float* x, int32_t n);
+
+// attend_head_f32 with AVX-512 dot products and V accumulation (the same steps, the float
+// sums in another order); false when head_dim is not a multiple of 16 (nothing written).
+// Call only where dot::isa_supported(Isa::Avx512).
+bool attend_head_f32_avx512(const float* q, const float* k_cache, const float* v_cache, int64_t kv_dim,
+                            int64_t kv_off, int head_dim, int32_t n_pos, float* scores, float* out);
+
 // hb = silu(gate) * up, in place over n elements.
 void swiglu(float* gate_inout, const float* up, int64_t n);
 
