@@ -28,14 +28,14 @@ for m in "$@"; do
     echo "$m $b ${opts:-default}: $(speed "$f" "$b" $opts)" | tee -a "$LOG"
   done <<'LIST'
 cuda -
-cuda int8_act=0
+cuda act_quant=int8
 cuda gemv_rows=1
-cuda gemv_rows=4
-cuda attn_chunk=256
+cuda attn_chunk=32
+cuda pdl=0
+cuda gemv_regs=free
 cuda graphs=0
 cuda fused_gate_up=0
 cuda qkv_fused=0
-cuda int8_act=0 gemv_rows=1
 vulkan -
 vulkan rows_per_workgroup=1
 vulkan rows_per_workgroup=2
@@ -45,7 +45,7 @@ vulkan threads_per_row=128
 vulkan fuse_norm=0
 LIST
   n=128; [[ $m == llama-3.2-3b* ]] && n=48
-  for v in "cuda" "cuda int8_act=0" "vulkan"; do
+  for v in "cuda" "cuda act_quant=int8" "vulkan"; do
     echo "$m quality $v vs cpu(float), $n positions: $(quality "$f" $n $v 2>&1)" | tee -a "$LOG"
   done
 done
