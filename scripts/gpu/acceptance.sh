@@ -100,7 +100,7 @@ fi
 
 if has ab; then
   f=$(model llama-3.2-3b:Q4_K_M)
-  for sw in graphs fused_gate_up qkv_fused int8_act; do
+  for sw in graphs fused_gate_up qkv_fused pdl; do
     timeout 300 "$P64" ab "$f" --a "backend=cuda" --b "backend=cuda,opt.$sw=0" --runs 3 --tokens 128 --prompt-tokens 1 \
       --db "$DB" >"$OUT/ab_cuda_$sw.log" 2>&1
     note "ab cuda $sw=0: exit $? $(grep -iE 'verdict|ratio' "$OUT/ab_cuda_$sw.log" | tr -s ' ' | tr '\n' '|')"
