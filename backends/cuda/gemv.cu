@@ -62,15 +62,7 @@ __device__ __forceinline__ void quantize_output(const GemvFusion& f, int64_t e, 
     const float sq = warp_sum(v * v);
     if (lane == 0) f.out_ssq[e >> 5] = sq;
   }
-  const float q = f.out_norm && e < n ? v * f.out_norm[e] : v;
-  float amax = fabsf(q);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-  float s16 = q;
-#pragma unroll
-  for (int o = 8; o > 0; o >>= 1) s16 += __shfl_xor_sync(0xffffffffu, s16, o);
-  store_quantized(f.out, e, n, q, amax);
-  if ((lane & 15) == 0 && e < n) f.out.xs[e >> 4] = s16;
+  store_quantized_warp(f.out, e, n, f.out_norm && e < n ? v * f.out_norm[e] : v);
 }
 
 // One warp's R rows (with SwiGLU, R gate rows and their R up rows) from row0; returns the

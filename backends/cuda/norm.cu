@@ -42,14 +42,7 @@ __global__ void __launch_bounds__(kThreads) rmsnorm_quant_kernel(const float* __
   }
   // One warp = one 32-element quantization block (n % 32 == 0 whenever the int8 path is used;
   // a partial last block is still written consistently, padded with zeros).
-  float amax = fabsf(v);
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
-  float s16 = v;
-#pragma unroll
-  for (int o = 8; o > 0; o >>= 1) s16 += __shfl_xor_sync(0xffffffffu, s16, o);  // within 16 lanes
-  store_quantized(act, e, n, v, amax);
-  if ((lane & 15) == 0 && e < n) act.xs[e >> 4] = s16;
+  store_quantized_warp(act, e, n, v);
 }
 
 __global__ void swiglu_kernel(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ out, int64_t n) {

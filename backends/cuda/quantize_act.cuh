@@ -20,4 +20,17 @@ __device__ __forceinline__ void store_quantized(const ActBuffers& act, int64_t e
   if ((threadIdx.x & 31) == 0) act.xd[e >> 5] = d;
 }
 
+// One warp's 32 consecutive values starting at a multiple of 32: their absolute max and the
+// sums of each 16 (Q4_K's min term) by shuffles, then the integer form, scale and sums stored.
+__device__ __forceinline__ void store_quantized_warp(const ActBuffers& act, int64_t e, int64_t n, float v) {
+  float amax = fabsf(v);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, o));
+  float s16 = v;
+#pragma unroll
+  for (int o = 8; o > 0; o >>= 1) s16 += __shfl_xor_sync(0xffffffffu, s16, o);
+  store_quantized(act, e, n, v, amax);
+  if ((threadIdx.x & 15) == 0 && e < n) act.xs[e >> 4] = s16;
+}
+
 }  // namespace p64::cuda
