@@ -8,6 +8,7 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/quantize_act.cuh"
+#include "backends/cuda/warp_reduce.cuh"
 #include "backends/cuda/weight_formats.cuh"
 
 namespace p64::cuda {
@@ -24,6 +25,7 @@ struct GemvArgs {
   GemvFusion fuse;
   L2Prefetch prefetch;
   bool cap_registers;  // host side only: picks the kernel instance
+  int in_flight;       // host side only: units per lane loaded per round (integer paths)
 };
 
 // The float path reads fp32 activations and never quantizes its output.
@@ -39,12 +41,6 @@ template <bool QOUT>
 constexpr int warps_per_block() { return QOUT ? 8 : kWarps; }
 template <int R, bool QOUT>
 constexpr int passes_per_block() { return QOUT ? 32 / (warps_per_block<QOUT>() * R) : 1; }
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
 
 // 1/rms of the input from the producer's per-32 partial sums of squares, summed in a fixed
 // order so every warp (and every run) gets the same value.
@@ -68,10 +64,10 @@ __device__ __forceinline__ void quantize_output(const GemvFusion& f, int64_t e, 
 // One warp's R rows (with SwiGLU, R gate rows and their R up rows) from row0; returns the
 // values written (lane i holds row i's). `first`: the block's first pass, which waits for the
 // previous kernel once its first weights are in flight.
-template <class P, int R, int MODE>
+template <class P, int R, int MODE, int F>
 __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool first, float res[R]) {
   constexpr int NR = MODE == 2 ? 2 * R : R;
-  constexpr int kUnitsInFlight = P::kInFlight;
+  constexpr int kUnitsInFlight = F;
   const int lane = threadIdx.x & 31;
 #pragma unroll
   for (int i = 0; i < R; ++i) res[i] = 0.f;
@@ -155,7 +151,7 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
 
 // MINB > 1 caps the registers so that MINB blocks fit on a multiprocessor (gemv_regs=cap):
 // more warps in flight per SM at the price of a few rematerialized addresses.
-template <class P, int R, int MODE, bool QOUT, int MINB>
+template <class P, int R, int MODE, bool QOUT, int MINB, int F>
 __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kernel(const GemvArgs a) {
   constexpr int W = warps_per_block<QOUT>();
   constexpr int kPasses = passes_per_block<R, QOUT>();
@@ -163,13 +159,13 @@ __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kerne
   for (int i = 0; i < a.prefetch.count; ++i) prefetch_l2_span(a.prefetch.ptr[i], a.prefetch.bytes[i]);
   float res[R];
   if constexpr (!QOUT) {
-    warp_rows<P, R, MODE>(a, (int64_t(blockIdx.x) * W + warp) * R, true, res);
+    warp_rows<P, R, MODE, F>(a, (int64_t(blockIdx.x) * W + warp) * R, true, res);
   } else {
     __shared__ float s_out[32];
 #pragma unroll 1
     for (int pass = 0; pass < kPasses; ++pass) {
       const int slot = (pass * W + warp) * R;
-      warp_rows<P, R, MODE>(a, int64_t(blockIdx.x) * 32 + slot, pass == 0, res);
+      warp_rows<P, R, MODE, F>(a, int64_t(blockIdx.x) * 32 + slot, pass == 0, res);
 #pragma unroll
       for (int i = 0; i < R; ++i)
         if (lane == i) s_out[slot + i] = res[i];
@@ -178,12 +174,12 @@ __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kerne
     if (warp == 0) quantize_output(a.fuse, int64_t(blockIdx.x) * 32 + lane, a.total_rows, s_out[lane]);
   }
 }
-template <class P, int R, int MODE, bool QOUT, int MINB = 1>
+template <class P, int R, int MODE, bool QOUT, int MINB = 1, int F = P::kInFlight>
 void launch_blocks(const GemvArgs& a, cudaStream_t stream) {
   constexpr int W = warps_per_block<QOUT>();
   const int64_t rows_per_block = int64_t(W) * R * passes_per_block<R, QOUT>();
   const int64_t blocks = (a.total_rows + rows_per_block - 1) / rows_per_block;
-  launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB>, dim3(unsigned(blocks)), dim3(W * 32), 0, stream, a);
+  launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB, F>, dim3(unsigned(blocks)), dim3(W * 32), 0, stream, a);
 }
 
 template <class P, int R, int MODE>
@@ -195,6 +191,14 @@ void launch_one(const GemvArgs& a, cudaStream_t stream) {
   // Measured on the H200 (docs/cuda-backend.md): 4 blocks of 4 warps fit without spilling up
   // to 2 rows per warp; 4 rows per warp and the float path spill under that cap.
   if constexpr (!kFloatPath<P> && R <= 2) {
+    // More units in flight fit the cap only without SwiGLU's paired rows, and 4 only at one row
+    // per warp (ptxas spills otherwise); elsewhere the launch keeps 2.
+    if constexpr (MODE != 2) {
+      if (a.cap_registers && a.in_flight == 3) return launch_blocks<P, R, MODE, false, 4, 3>(a, stream);
+      if constexpr (R == 1) {
+        if (a.cap_registers && a.in_flight >= 4) return launch_blocks<P, R, MODE, false, 4, 4>(a, stream);
+      }
+    }
     if (a.cap_registers) return launch_blocks<P, R, MODE, false, 4>(a, stream);
   }
   launch_blocks<P, R, MODE, false>(a, stream);
@@ -272,9 +276,11 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   a.fuse = g.fuse;
   a.prefetch = g.prefetch;
   a.cap_registers = g.cap_registers;
+  a.in_flight = g.in_flight;
   if (g.fuse.quantize_out && (a.total_rows % 32 != 0 || (g.mode != GemvMode::AddTo && g.mode != GemvMode::SwiGLU) ||
                               (g.mode == GemvMode::AddTo && g.nseg != 1)))
     throw Error("CUDA backend: output quantization needs one AddTo/SwiGLU output of a multiple of 32 rows");
+  if (g.prologue.x) throw Error("CUDA backend: only the streaming GEMV builds its input in a prologue");
   const int r = g.rows_per_warp;
   if (g.act_bits == 16 && gemv_has_int_path(g.dtype, g.n)) {
     switch (g.dtype) {

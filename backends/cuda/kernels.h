@@ -55,6 +55,14 @@ struct L2Prefetch {
   uint64_t bytes[3] = {0, 0, 0};
   int count = 0;
 };
+// The streaming GEMV's prologue (gemv_prologue switch): every block builds the integer input
+// itself from the fp32 vector `x` (RMSNorm with `norm` when set, then quantization) in shared
+// memory, in place of a separate norm/quantize kernel. x == nullptr: the input is xq/xd/xs.
+struct GemvPrologue {
+  const float* x = nullptr;
+  const float* norm = nullptr;
+  float eps = 0.f;
+};
 struct GemvLaunch {
   GemvSegment seg[3];
   int nseg = 1;
@@ -72,6 +80,9 @@ struct GemvLaunch {
   GemvFusion fuse;
   L2Prefetch prefetch;
   bool cap_registers = false;  // gemv_regs=cap: registers capped so 4 blocks fit per multiprocessor
+  int in_flight = 2;           // gemv_inflight: units per lane per load round (integer paths, with the cap)
+  int stream_rows = 0;         // streaming GEMV rows per warp; 0: as many as one resident wave needs
+  GemvPrologue prologue;       // streaming GEMV only (gemv_stream.h)
 };
 // True when the integer-activation paths exist for this dtype and row length.
 bool gemv_has_int_path(uint32_t dtype, int64_t n);

@@ -15,6 +15,7 @@
 
 #include <string>
 
+#include "backends/cuda/cp_async.cuh"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/prefill_kernels.h"
 #include "backends/cuda/prefill_tiles.cuh"
@@ -28,14 +29,6 @@ using prefill::WTile;
 constexpr int kBN = 128, kBK = 64, kThreads = 256;
 constexpr int kLds = kBK + 8;  // halves per shared row: 144 bytes, ldmatrix rows hit distinct banks
 
-__device__ __forceinline__ uint32_t smem_addr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void cp_async16(void* dst, const void* src) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_addr(dst)), "l"(src));
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
-__device__ __forceinline__ void cp_async_wait_all() { asm volatile("cp.async.wait_group 0;\n" ::: "memory"); }
 __device__ __forceinline__ void ldmatrix_x4(uint32_t r[4], const __half* p) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])

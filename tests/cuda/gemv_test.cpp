@@ -1,5 +1,6 @@
 // The decode GEMV against a host reference built from quant.h's dequantize_row, for every
-// weight format (AoS and SoA), both activation paths, every rows-per-warp and epilogue.
+// weight format (AoS and SoA), every activation path, rows-per-warp, register cap, units in
+// flight and epilogue.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -7,73 +8,18 @@
 
 #include "backends/cuda/kernels.h"
 #include "cuda/cuda_test_support.h"
+#include "cuda/gemv_test_support.h"
 #include "engine/quant/dtype.h"
 #include "engine/quant/quant.h"
 
 namespace p64 {
 namespace {
 
+using test::ActOnDevice;
 using test::DeviceVec;
-
-struct HostMatrix {
-  DType dtype;
-  int64_t rows, n;
-  std::vector<uint8_t> bytes;  // in `dtype`'s layout (SoA when dtype is an SoA id)
-  std::vector<float> deq;      // what the reference multiplies by
-  int64_t nb;
-};
-
-HostMatrix make_matrix(DType dtype, int64_t rows, int64_t n, std::mt19937& rng) {
-  std::normal_distribution<float> nd(0.f, 1.f);
-  HostMatrix m{dtype, rows, n, {}, std::vector<float>(size_t(rows * n)), 0};
-  const DType aos = dtype_is_soa(dtype) ? dtype_aos_of(dtype) : dtype;
-  const auto info = *dtype_info(aos);
-  const uint64_t row_bytes = dtype_row_bytes(aos, uint64_t(n));
-  std::vector<uint8_t> aos_bytes(static_cast<size_t>(row_bytes * rows));
-  std::vector<float> row(static_cast<size_t>(n));
-  for (int64_t r = 0; r < rows; ++r) {
-    for (auto& v : row) v = nd(rng) * 0.1f;
-    uint8_t* dst = aos_bytes.data() + r * row_bytes;
-    if (aos == DType::F32) std::memcpy(dst, row.data(), size_t(n) * 4);
-    else if (aos == DType::F16)
-      for (int64_t i = 0; i < n; ++i) reinterpret_cast<uint16_t*>(dst)[i] = fp32_to_fp16(row[size_t(i)]);
-    else if (aos == DType::BF16)
-      for (int64_t i = 0; i < n; ++i) reinterpret_cast<uint16_t*>(dst)[i] = fp32_to_bf16(row[size_t(i)]);
-    else quantize_row(aos, row.data(), dst, n);
-    dequantize_row(aos, dst, m.deq.data() + r * n, n);
-  }
-  m.nb = rows * n / info.block_elems;
-  if (dtype_is_soa(dtype)) {
-    m.bytes.resize(aos_bytes.size());
-    soa_pack(aos, aos_bytes.data(), m.bytes.data(), m.nb);
-  } else {
-    m.bytes = std::move(aos_bytes);
-  }
-  return m;
-}
-
-// RMS(err) / RMS(ref) over all outputs.
-double rel_rms(const std::vector<float>& got, const std::vector<double>& ref) {
-  double e = 0, r = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    const double d = double(got[i]) - ref[i];
-    if (!std::isfinite(got[i])) return INFINITY;
-    e += d * d;
-    r += ref[i] * ref[i];
-  }
-  return std::sqrt(e / std::max(r, 1e-30));
-}
-
-struct ActOnDevice {
-  DeviceVec<float> xf, xd, xs, x_in;
-  DeviceVec<int16_t> xq;  // int8 or int16 values, as `bits` says
-  ActOnDevice(const std::vector<float>& x, int bits)
-      : xf(x.size()), xd(x.size() / 16 + 2), xs(x.size() / 16 + 2), x_in(x), xq(x.size() + 16) {
-    // quantize exactly as the decode step does (norm.cu with no weight: no scaling)
-    cuda::launch_rmsnorm_quant(x_in.get(), nullptr, 0.f, int64_t(x.size()),
-                               cuda::ActBuffers{xf.get(), xq.get(), xd.get(), xs.get(), bits}, nullptr);
-  }
-};
+using test::HostMatrix;
+using test::make_matrix;
+using test::rel_rms;
 
 struct Case {
   DType dtype;
@@ -114,8 +60,13 @@ TEST_P(GemvTest, MatchesHostReferenceOnEveryPathAndEpilogue) {
     ActOnDevice act(x, bits ? bits : 8);
     // integer activations cost about 1/(2^(bits-1)) of each activation's block maximum
     const double tol = !int_path ? 1e-5 : bits == 8 ? 3e-2 : 2e-4;
-    for (int rpw : {1, 2, 4}) {
-      SCOPED_TRACE("act_bits=" + std::to_string(bits) + " rows_per_warp=" + std::to_string(rpw));
+    for (int variant = 0; variant < 8; ++variant) {
+      // rows per warp 1, 2, 4 uncapped, then the register-capped instances with 2-4 units in flight
+      const int rpw = variant < 3 ? 1 << variant : 1 + (variant - 3) % 2;
+      const bool cap = variant >= 3;
+      const int in_flight = variant < 5 ? 2 : variant < 7 ? 3 : 4;
+      SCOPED_TRACE("act_bits=" + std::to_string(bits) + " rows_per_warp=" + std::to_string(rpw) +
+                   " cap=" + std::to_string(cap) + " in_flight=" + std::to_string(in_flight));
       cuda::GemvLaunch g;
       g.nseg = 1;
       g.dtype = uint32_t(c.dtype);
@@ -126,6 +77,8 @@ TEST_P(GemvTest, MatchesHostReferenceOnEveryPathAndEpilogue) {
       g.xs = act.xs.get();
       g.act_bits = bits;
       g.rows_per_warp = rpw;
+      g.cap_registers = cap;
+      g.in_flight = in_flight;
       g.seg[0] = {dg.get(), out.get(), rows, gate.nb};
 
       out.poison();
