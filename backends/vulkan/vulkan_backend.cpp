@@ -34,6 +34,7 @@ std::optional<std::string> dtype_suffix(DType t) {
   switch (t) {
     case DType::F32: return "f32";
     case DType::F16: return "f16";
+    case DType::BF16: return "bf16";
     case DType::Q8_0: return "q8_0";
     case DType::Q8_0_SOA: return "q8_0_soa";
     case DType::Q5_0: return "q5_0";
@@ -44,7 +45,7 @@ std::optional<std::string> dtype_suffix(DType t) {
     default: return std::nullopt;
   }
 }
-bool is_float(DType t) { return t == DType::F32 || t == DType::F16; }
+bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
 uint32_t unit_elems(DType t) { return is_float(t) ? 4 : 32; }
 uint32_t div_up(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 uint64_t align_up(uint64_t a, uint64_t b) { return (a + b - 1) / b * b; }
@@ -58,9 +59,17 @@ const std::vector<SwitchInfo>& switch_table() {
       {"subgroup_reduce", "row sums with subgroup adds (else a shared-memory tree); auto = when the device has them",
        "auto", "auto|0|1", "default"},
       {"rows_per_workgroup", "matrix rows per workgroup of the decode GEMV", std::to_string(kRowsPerWorkgroup),
-       "1|2|4|8", "default"},
+       "1|2|4|8|16|32", "default"},
       {"threads_per_row", "threads summing one row of the decode GEMV; 0 = max(32, subgroup size)", "0",
        "0|8|16|32|64|128", "default"},
+      {"gemv_kernel",
+       "decode GEMV: scalar = one unit per thread at a time; wide = 16-byte loads, units_in_flight units per "
+       "row in flight per thread, rows_per_group rows per thread group",
+       "scalar", "scalar|wide", "opt-in"},
+      {"units_in_flight", "weight units per row a thread loads before it computes on them (gemv_kernel=wide)", "2",
+       "1|2|4|8", "opt-in"},
+      {"rows_per_group", "rows one group of threads_per_row threads sums together, sharing input reads "
+       "(gemv_kernel=wide)", "1", "1|2|4", "opt-in"},
       {"fused_gate_up", "gate and up GEMV in one dispatch with SwiGLU in its epilogue", "1", "0|1", "default"},
       {"fuse_norm", "RMS norm computed inside the following GEMV (no dispatch of its own)", "1", "0|1", "default"},
       {"pipeline_cache", "persist the pipeline cache under $XDG_CACHE_HOME/p64lab", "1", "0|1", "default"},
@@ -172,7 +181,7 @@ DeviceMatrix VulkanBackend::upload_matrix(vk::Buffer& dst, const TensorView& a, 
     if (!t) continue;
     if (!dtype_suffix(t->dtype))
       throw Error(model_->source() + ": tensor '" + t->name + "' has dtype " + std::string(dtype_name(t->dtype)) +
-                  "; the Vulkan backend reads F32, F16, Q8_0, Q5_0, Q4_K, Q6_K and their SoA forms");
+                  "; the Vulkan backend reads F32, F16, BF16, Q8_0, Q5_0, Q4_K, Q6_K and their SoA forms");
     if (t->row_length() % unit_elems(t->dtype) != 0)
       throw Error(model_->source() + ": tensor '" + t->name + "' has rows of " + std::to_string(t->row_length()) +
                   " elements, not a multiple of " + std::to_string(unit_elems(t->dtype)));
@@ -185,7 +194,8 @@ DeviceMatrix VulkanBackend::upload_matrix(vk::Buffer& dst, const TensorView& a, 
     throw DeviceError("Vulkan: " + what + " needs a " + std::to_string(total >> 20) +
                       " MiB storage buffer; device '" + ctx_->props.deviceName + "' allows " +
                       std::to_string(ctx_->props.limits.maxStorageBufferRange >> 20) + " MiB");
-  dst = ctx_->create_buffer(total, false, what);
+  // Padded to 16 bytes: the GEMVs read 2-byte-aligned 16-byte spans of AoS blocks as whole words.
+  dst = ctx_->create_buffer(align_up(total, 16), false, what);
   copy_to_device(dst, 0, a.data, a.bytes);
   if (b) copy_to_device(dst, off2, b->data, b->bytes);
   DeviceMatrix m;
@@ -265,8 +275,8 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
                                        "' has no full compute subgroups with arithmetic; use subgroup_reduce=0");
   tu.subgroups = sg == "auto" ? sg_ok : sg == "1";
   tu.rows = static_cast<uint32_t>(options.get_int("rows_per_workgroup", kRowsPerWorkgroup));
-  if (tu.rows != 1 && tu.rows != 2 && tu.rows != 4 && tu.rows != 8)
-    throw Error("vulkan backend: rows_per_workgroup must be 1, 2, 4 or 8");
+  if (tu.rows == 0 || tu.rows > 32 || (tu.rows & (tu.rows - 1)))
+    throw Error("vulkan backend: rows_per_workgroup must be 1, 2, 4, 8, 16 or 32");
   tu.tpr = static_cast<uint32_t>(options.get_int("threads_per_row", 0));
   if (tu.tpr == 0) tu.tpr = std::max<uint32_t>(32, tu.subgroups ? ctx_->max_subgroup : 32);
   if (tu.tpr < 1 || tu.tpr > 256 || (tu.tpr & (tu.tpr - 1)))
@@ -274,6 +284,15 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   if (tu.subgroups && tu.tpr % ctx_->max_subgroup != 0) tu.subgroups = false;  // rows must not share a subgroup
   if (tu.rows * tu.tpr > ctx_->props.limits.maxComputeWorkGroupInvocations)
     throw Error("vulkan backend: rows_per_workgroup x threads_per_row exceeds the device's workgroup size");
+  const std::string kernel = options.switches.count("gemv_kernel") ? options.switches.at("gemv_kernel") : "scalar";
+  if (kernel != "scalar" && kernel != "wide") throw Error("vulkan backend: gemv_kernel must be scalar or wide");
+  tu.wide = kernel == "wide";
+  tu.units_in_flight = static_cast<uint32_t>(options.get_int("units_in_flight", 2));
+  if (tu.units_in_flight != 1 && tu.units_in_flight != 2 && tu.units_in_flight != 4 && tu.units_in_flight != 8)
+    throw Error("vulkan backend: units_in_flight must be 1, 2, 4 or 8");
+  tu.rows_per_group = static_cast<uint32_t>(options.get_int("rows_per_group", 1));
+  if (tu.rows_per_group != 1 && tu.rows_per_group != 2 && tu.rows_per_group != 4)
+    throw Error("vulkan backend: rows_per_group must be 1, 2 or 4");
   tu.fused_gate_up = options.get_bool("fused_gate_up", true);
   tu.fuse_norm = options.get_bool("fuse_norm", true);
   tu.pipeline_cache = options.get_bool("pipeline_cache", true);
@@ -380,14 +399,36 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
 
 // ---- pipelines ---------------------------------------------------------------------------
 
-VkPipeline VulkanBackend::mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm) {
-  uint32_t rows = tune_.rows;
-  if (epi == EPI_ROPE) rows = std::max<uint32_t>(rows, 2);
-  if (epi == EPI_ARGMAX) rows = logits_rows_;
+uint32_t VulkanBackend::mv_rows(uint32_t epi) const {
+  if (epi == EPI_ROPE) return std::max<uint32_t>(tune_.rows, 2);
+  if (epi == EPI_ARGMAX) return logits_rows_;
+  return tune_.rows;
+}
+
+bool VulkanBackend::mv_wide_fits(const DeviceMatrix& m, uint32_t epi, uint32_t x_off) const {
+  if (!tune_.wide || m.K % 32 != 0 || x_off % 4 != 0) return false;
+  const uint32_t rows = mv_rows(epi);
+  const uint32_t rpg = std::min(tune_.rows_per_group, rows);
+  // mv_wide.comp's shared arrays: the padded input, its 16-sums, the reductions, the results.
+  const uint64_t input = 16ull * (m.K / 4 + m.K / 32 + m.K / 64) + m.K / 4;
+  const uint64_t shared = input + 8ull * (rows / rpg) * tune_.tpr * rpg + 8ull * rows + 64;
+  return shared <= ctx_->props.limits.maxComputeSharedMemorySize;
+}
+
+VkPipeline VulkanBackend::mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm, uint32_t x_off) {
+  const uint32_t rows = mv_rows(epi);
+  const std::string sg = tune_.subgroups ? "_sg" : "";
+  if (mv_wide_fits(m, epi, x_off)) {
+    const uint32_t rpg = std::min(tune_.rows_per_group, rows);
+    return pipes_->get("mv_wide_" + *dtype_suffix(m.dtype) + sg,
+                       {{0, rows / rpg * tune_.tpr}, {1, rows}, {2, m.K}, {3, tune_.tpr}, {4, epi},
+                        {5, fuse_norm ? 1u : 0u}, {7, 1}, {8, tune_.units_in_flight}, {9, rpg}},
+                       tune_.subgroups);
+  }
   const uint32_t wg = rows * tune_.tpr;
   const uint64_t fixed = 4ull * (2 * wg + 2 * rows) + 64;
   const uint32_t xs = 4ull * m.K + fixed <= ctx_->props.limits.maxComputeSharedMemorySize ? m.K : 1;
-  const std::string name = "mv_" + *dtype_suffix(m.dtype) + (tune_.subgroups ? "_sg" : "");
+  const std::string name = "mv_" + *dtype_suffix(m.dtype) + sg;
   return pipes_->get(name,
                      {{0, wg}, {1, rows}, {2, m.K}, {3, tune_.tpr}, {4, epi}, {5, fuse_norm ? 1u : 0u}, {6, xs}, {7, 1}},
                      tune_.subgroups);
@@ -409,11 +450,10 @@ VkPipeline VulkanBackend::simple_pipe(const char* name) { return pipes_->get(nam
 
 void VulkanBackend::rec_mv(vk::Recorder& r, const DeviceMatrix& m, uint32_t epi, bool fuse_norm, VkBuffer x,
                            uint32_t x_off, VkBuffer g, VkBuffer y, uint32_t pos_stride) {
-  uint32_t rows = epi == EPI_ROPE ? std::max<uint32_t>(tune_.rows, 2) : epi == EPI_ARGMAX ? logits_rows_ : tune_.rows;
   MvPC pc{m.M, m.base, m.base2, m.nb, x_off, 0, pos_stride, hp_.head_dim, hp_.rope_dim, hp_.rms_eps, 0};
-  r.dispatch(mv_pipe(m, epi, fuse_norm),
+  r.dispatch(mv_pipe(m, epi, fuse_norm, x_off),
              {{0, m.buf->buf}, {1, x}, {2, g}, {3, y}, {4, step_.buf}, {5, rope_.buf}, {6, part_.buf}}, pc,
-             div_up(m.M, rows));
+             div_up(m.M, mv_rows(epi)));
 }
 
 void VulkanBackend::rec_logits(vk::Recorder& r, VkBuffer x, uint32_t x_off) {

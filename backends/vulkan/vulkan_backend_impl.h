@@ -30,6 +30,9 @@ struct Tuning {
   bool subgroups = true;
   uint32_t rows = 4;        // rows per workgroup of the decode GEMV
   uint32_t tpr = 32;        // threads per row
+  bool wide = false;        // gemv_kernel=wide (mv_wide.comp)
+  uint32_t units_in_flight = 2;  // wide: units per row a thread loads before computing
+  uint32_t rows_per_group = 1;   // wide: rows per group of tpr threads
   bool fused_gate_up = true;
   bool fuse_norm = true;
   bool pipeline_cache = true;
@@ -64,7 +67,10 @@ class VulkanBackend final : public Backend {
   void build_rope_table();
 
   // Pipelines by role.
-  VkPipeline mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm);
+  uint32_t mv_rows(uint32_t epi) const;  // rows per workgroup of a decode GEMV with this epilogue
+  // gemv_kernel=wide where the matrix and the input offset allow it (else the scalar kernel).
+  bool mv_wide_fits(const DeviceMatrix& m, uint32_t epi, uint32_t x_off) const;
+  VkPipeline mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm, uint32_t x_off);
   VkPipeline mm_pipe(const DeviceMatrix& m, uint32_t epi);
   VkPipeline embed_pipe();
   VkPipeline attn_pipe(bool step_pos);

@@ -41,18 +41,6 @@ TEST_F(VulkanQuality, MixedQuantTypesMatchCpu) {
   EXPECT_GE(r.top1_agreement, 0.95) << r.summary();
 }
 
-// The same quantized values as F32 on the CPU: isolates the Vulkan kernels' error from the
-// CPU backend's own activation quantization (which the plain comparison above includes).
-TEST_F(VulkanQuality, QuantKernelsMatchCpuOnDequantizedTwin) {
-  for (const TinyTypes& t : {TinyTypes{}, soa_mix()}) {
-    auto model = make_tiny_model(t, 17);
-    auto twin = make_tiny_model(t, 17, false, /*dequantized_twin=*/true);
-    QualityReport r = compare(model, random_tokens(48, 384, 5), QualityThresholds::float_weights(), {}, twin);
-    EXPECT_TRUE(r.pass) << r.summary();
-    EXPECT_LE(r.rms_rel_error, 1e-4) << r.summary();
-  }
-}
-
 TEST_F(VulkanQuality, SoaQuantTypesMatchCpu) {
   auto model = make_tiny_model(soa_mix(), 12);
   auto twin = make_tiny_model(soa_mix(), 12, false, true);
@@ -60,24 +48,50 @@ TEST_F(VulkanQuality, SoaQuantTypesMatchCpu) {
   EXPECT_TRUE(r.pass) << r.summary();
 }
 
-TEST_F(VulkanQuality, EachQuantTypeAloneMatchesCpu) {
-  for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::Q5_0, DType::F16}) {
+// Each GEMV kernel (gemv_kernel switch) on every weight format it reads, SoA forms included,
+// against the CPU on the dequantized twin.
+class VulkanQualityPerKernel : public VulkanQuality, public ::testing::WithParamInterface<const char*> {
+ protected:
+  BackendOptions kernel_options() const {
+    BackendOptions o;
+    o.switches["gemv_kernel"] = GetParam();
+    return o;
+  }
+};
+
+TEST_P(VulkanQualityPerKernel, EachWeightTypeAloneMatchesCpu) {
+  for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::Q5_0, DType::F16, DType::BF16, DType::Q4_K_SOA,
+                  DType::Q6_K_SOA, DType::Q8_0_SOA}) {
     auto model = make_tiny_model(all_types(t), 13, /*tied=*/true);
     auto twin = make_tiny_model(all_types(t), 13, true, true);
-    QualityReport r = compare(model, random_tokens(24, 384, 7), QualityThresholds{}, {}, twin);
+    QualityReport r = compare(model, random_tokens(24, 384, 7), QualityThresholds{}, kernel_options(), twin);
     EXPECT_LE(r.rms_rel_error, 1e-3) << dtype_name(t);
     EXPECT_TRUE(r.pass) << dtype_name(t) << ": " << r.summary();
   }
 }
 
-TEST_F(VulkanQuality, F32WeightsMatchCpuTightly) {
+TEST_P(VulkanQualityPerKernel, F32WeightsMatchCpuTightly) {
   auto model = make_tiny_model(all_types(DType::F32), 14);
-  QualityReport r = compare(model, random_tokens(32, 384, 8), QualityThresholds::float_weights());
+  QualityReport r = compare(model, random_tokens(32, 384, 8), QualityThresholds::float_weights(), kernel_options());
   EXPECT_TRUE(r.pass) << r.summary();
   EXPECT_LE(r.rms_rel_error, 1e-4);
 }
 
-TEST_F(VulkanQuality, Stories260kTeacherForcedMatchesCpu) {
+// The same quantized values as F32 on the CPU: isolates the Vulkan kernels' error from the
+// CPU backend's own activation quantization (which the plain comparison above includes).
+TEST_P(VulkanQualityPerKernel, QuantKernelsMatchCpuOnDequantizedTwin) {
+  for (const TinyTypes& t : {TinyTypes{}, soa_mix()}) {
+    auto model = make_tiny_model(t, 17);
+    auto twin = make_tiny_model(t, 17, false, /*dequantized_twin=*/true);
+    QualityReport r = compare(model, random_tokens(48, 384, 5), QualityThresholds::float_weights(), kernel_options(), twin);
+    EXPECT_TRUE(r.pass) << r.summary();
+    EXPECT_LE(r.rms_rel_error, 1e-4) << r.summary();
+  }
+}
+
+// stories260K's FFN rows (172) are no multiple of 32: the wide kernel leaves those matrices to
+// the scalar one, so this also covers both kernels in one step.
+TEST_P(VulkanQualityPerKernel, Stories260kTeacherForcedMatchesCpu) {
   auto model = load_stories260k();
   if (!model) GTEST_SKIP() << "stories260K.bin / tok512.bin not in " << shared_dir();
   // The CPU's own greedy continuation from BOS: realistic text, not random ids.
@@ -88,11 +102,15 @@ TEST_F(VulkanQuality, Stories260kTeacherForcedMatchesCpu) {
   std::vector<int32_t> toks = {1};
   for (int i = 0; i < 63; ++i) toks.push_back(cpu->decode_argmax(toks.back(), i));
   auto vk = make_vulkan();
-  vk->load(model, o);
+  BackendOptions vo = kernel_options();
+  vo.max_context = 256;
+  vk->load(model, vo);
   QualityReport r = teacher_forced_compare(*cpu, *vk, toks, QualityThresholds::float_weights());
   EXPECT_TRUE(r.pass) << r.summary();
   EXPECT_LE(r.rms_rel_error, 1e-4);
 }
+
+INSTANTIATE_TEST_SUITE_P(GemvKernels, VulkanQualityPerKernel, ::testing::Values("scalar", "wide"));
 
 TEST_F(VulkanQuality, Stories260kGreedy200TokensIdenticalToCpu) {
   auto model = load_stories260k();
@@ -121,22 +139,24 @@ TEST_F(VulkanQuality, BatchedPrefillMatchesCpu) {
   cpu->load(twin, o);
   const int32_t cpu_next = cpu->prefill(toks, 0);
   std::vector<float> ref(cpu->logits().begin(), cpu->logits().end());
-  for (const char* ubatch : {"512", "16"}) {  // one batch, and three chunks of <= 16
+  // One batch, and three chunks of <= 16 (the last token's logits at an input offset).
+  for (auto [ubatch, kernel] : {std::pair{"512", "scalar"}, {"16", "scalar"}, {"16", "wide"}}) {
     auto vk = make_vulkan();
     BackendOptions vo = o;
     vo.switches["prefill_ubatch"] = ubatch;
+    vo.switches["gemv_kernel"] = kernel;
     vk->load(model, vo);
     const int32_t vk_next = vk->prefill(toks, 0);
     std::vector<float> got(vk->logits().begin(), vk->logits().end());
     QualityReport r = compare_logits(ref, got, model->hparams().n_vocab);
-    EXPECT_TRUE(r.pass) << "ubatch " << ubatch << ": " << r.summary();
+    EXPECT_TRUE(r.pass) << "ubatch " << ubatch << " " << kernel << ": " << r.summary();
     EXPECT_EQ(cpu_next, vk_next) << "ubatch " << ubatch;
     // Decode continues from the KV the prefill wrote.
     const auto c2 = cpu->decode_logits(cpu_next, 40);
     std::vector<float> ref2(c2.begin(), c2.end());
     const auto v2 = vk->decode_logits(cpu_next, 40);
     QualityReport r2 = compare_logits(ref2, std::vector<float>(v2.begin(), v2.end()), model->hparams().n_vocab);
-    EXPECT_TRUE(r2.pass) << "decode after prefill, ubatch " << ubatch << ": " << r2.summary();
+    EXPECT_TRUE(r2.pass) << "decode after prefill, ubatch " << ubatch << " " << kernel << ": " << r2.summary();
   }
 }
 
@@ -144,15 +164,43 @@ TEST_F(VulkanQuality, SwitchVariantsMatchCpu) {
   auto model = make_tiny_model(TinyTypes{}, 16);
   auto twin = make_tiny_model(TinyTypes{}, 16, false, true);
   const auto toks = random_tokens(16, 384, 10);
+  const std::map<std::string, std::string> wide = {{"gemv_kernel", "wide"}};
+  auto with_wide = [&](std::map<std::string, std::string> v) {
+    v.insert(wide.begin(), wide.end());
+    return v;
+  };
   const std::vector<std::map<std::string, std::string>> variants = {
-      {{"subgroup_reduce", "0"}},  {{"rows_per_workgroup", "1"}}, {{"rows_per_workgroup", "4"}},
-      {{"threads_per_row", "64"}}, {{"fused_gate_up", "0"}},      {{"fuse_norm", "0"}},
+      {{"subgroup_reduce", "0"}},
+      {{"rows_per_workgroup", "1"}},
+      {{"rows_per_workgroup", "4"}},
+      {{"rows_per_workgroup", "16"}},
+      {{"threads_per_row", "64"}},
+      {{"fused_gate_up", "0"}},
+      {{"fuse_norm", "0"}},
+      wide,
+      // Every wide parameter, and each with the paths that change its reduction or input.
+      with_wide({{"units_in_flight", "1"}}),
+      with_wide({{"units_in_flight", "4"}, {"rows_per_group", "2"}}),
+      with_wide({{"units_in_flight", "8"}, {"threads_per_row", "8"}}),
+      with_wide({{"units_in_flight", "1"}, {"threads_per_row", "4"}}),  // several rounds per row
+      with_wide({{"units_in_flight", "2"}, {"threads_per_row", "4"}, {"rows_per_group", "2"}}),
+      with_wide({{"rows_per_group", "4"}, {"rows_per_workgroup", "4"}}),
+      with_wide({{"rows_per_group", "2"}, {"rows_per_workgroup", "1"}}),  // clamped to the rows
+      with_wide({{"rows_per_group", "2"}, {"rows_per_workgroup", "32"}}),
+      with_wide({{"rows_per_group", "2"}, {"subgroup_reduce", "0"}}),
+      with_wide({{"threads_per_row", "64"}, {"rows_per_group", "2"}}),
+      with_wide({{"threads_per_row", "16"}, {"units_in_flight", "4"}}),
+      with_wide({{"fused_gate_up", "0"}}),
+      with_wide({{"fuse_norm", "0"}, {"rows_per_group", "2"}}),
   };
   for (const auto& v : variants) {
     BackendOptions o;
     o.switches = v;
     QualityReport r = compare(model, toks, QualityThresholds{}, o, twin);
-    EXPECT_TRUE(r.pass) << v.begin()->first << "=" << v.begin()->second << ": " << r.summary();
+    std::string name;
+    for (const auto& [k, val] : v) name += k + "=" + val + " ";
+    EXPECT_TRUE(r.pass) << name << ": " << r.summary();
+    EXPECT_LE(r.rms_rel_error, 1e-4) << name << ": " << r.summary();
   }
 }
 

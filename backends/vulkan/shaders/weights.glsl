@@ -34,6 +34,17 @@ float dot_unit(uint base, uint nb, uint row, uint u) {
   uint k = u * 4u;
   return dot(vec4(a, b), vec4(xget(k), xget(k + 1u), xget(k + 2u), xget(k + 3u)));
 }
+#elif defined(DT_BF16)
+#define UNIT 4u
+#define DT_FLOAT 1
+float bf16(uint bits) { return uintBitsToFloat(bits << 16); }
+float w_at(uint base, uint row, uint k) { return bf16(RD_U16(wq, base + (row * K + k) * 2u)); }
+float dot_unit(uint base, uint nb, uint row, uint u) {
+  uint i = (base + (row * K + u * 4u) * 2u) >> 2;
+  vec4 w = vec4(bf16(wq[i] & 0xFFFFu), bf16(wq[i] >> 16), bf16(wq[i + 1u] & 0xFFFFu), bf16(wq[i + 1u] >> 16));
+  uint k = u * 4u;
+  return dot(w, vec4(xget(k), xget(k + 1u), xget(k + 2u), xget(k + 3u)));
+}
 #elif defined(DT_Q8_0) || defined(DT_Q8_0_SOA)
 #define UNIT 32u
 #define DT_DQ32 1
@@ -124,9 +135,8 @@ void q4k_locate(uint base, uint nb, uint blk, out uint od, out uint om, out uint
   od = base + nb * 140u + blk * 2u; om = base + nb * 142u + blk * 2u;
 #endif
 }
-// 6-bit scale and min of sub-block j (0..7) from the 12 packed bytes at osc (word aligned).
-vec2 q4k_scale_min(uint osc, uint j) {
-  uint s0 = wq[osc >> 2], s1 = wq[(osc >> 2) + 1u], s2 = wq[(osc >> 2) + 2u];
+// 6-bit scale and min of sub-block j (0..7) from the 12 packed bytes as three words.
+vec2 q4k_scale_min_w(uint s0, uint s1, uint s2, uint j) {
   uint sc, mn;
   if (j < 4u) {
     sc = (s0 >> (8u * j)) & 63u;
@@ -138,6 +148,10 @@ vec2 q4k_scale_min(uint osc, uint j) {
     mn = (b8 >> 4) | (((s1 >> (8u * jj)) >> 6 & 3u) << 4);
   }
   return vec2(float(sc), float(mn));
+}
+// The same from the 12 bytes at osc (word aligned).
+vec2 q4k_scale_min(uint osc, uint j) {
+  return q4k_scale_min_w(wq[osc >> 2], wq[(osc >> 2) + 1u], wq[(osc >> 2) + 2u], j);
 }
 // Unit u: 16 bytes of qs (chunk j = c/2, half h = c%2) = 16 elements of sub-block 2j (low
 // nibbles) and 16 of sub-block 2j+1 (high nibbles), so one read feeds two sub-blocks.
