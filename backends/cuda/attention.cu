@@ -3,9 +3,12 @@
 // online softmax per head per warp, and writes a partial (max, sum, weighted V); the combine
 // pass merges the splits of each head and writes the o-projection's input in both forms.
 // The number of splits in use follows the position read from the step state, so one captured
-// graph serves every position.
+// graph serves every position. With attn_grid the grid holds a fixed number of blocks per kv head
+// that walk the splits in use, instead of one block per possible split (most of which would only
+// start and exit at a short context).
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "backends/cuda/cuda_check.h"
@@ -19,6 +22,8 @@ namespace {
 constexpr int kWarps = 4;
 constexpr int kMaxGroup = 8;  // q heads per kv head
 constexpr int kPosPerWarp = 4;
+
+__host__ __device__ inline int attention_splits_of(int max_ctx, int chunk) { return (max_ctx + chunk - 1) / chunk; }
 
 template <bool F16>
 __device__ __forceinline__ float kv_at(const void* base, int64_t i) {
@@ -45,16 +50,18 @@ __device__ __forceinline__ void load_row(const void* base, int64_t off, int lane
   }
 }
 
+template <int DPL>
+struct SplitShared {
+  float m[kWarps][kMaxGroup], l[kWarps][kMaxGroup];
+  float acc[kWarps][kMaxGroup][32 * DPL];
+};
+
+// One split: positions [start, end) of kv head kvh for its G q heads, merged over the block's
+// warps into partial `split` (stride `splits`).
 template <bool F16, int DPL>
-__global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunch a) {
-  constexpr int DMAX = 32 * DPL;
-  __shared__ float s_m[kWarps][kMaxGroup], s_l[kWarps][kMaxGroup];
-  __shared__ float s_acc[kWarps][kMaxGroup][DMAX];
-  dependency_wait();
-  const int kvh = blockIdx.x, split = blockIdx.y, splits = gridDim.y;
-  const int len = a.state->pos + 1;
+__device__ __forceinline__ void attend_split(const AttnLaunch& a, int kvh, int split, int splits, int len,
+                                             SplitShared<DPL>& sh) {
   const int start = split * a.chunk;
-  if (start >= len) return;
   const int end = min(start + a.chunk, len);
   const int G = a.n_head / a.n_head_kv, D = a.head_dim;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -108,9 +115,9 @@ __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunc
 #pragma unroll
   for (int g = 0; g < kMaxGroup; ++g) {
     if (g < G) {
-      if (lane == 0) { s_m[warp][g] = m[g]; s_l[warp][g] = l[g]; }
+      if (lane == 0) { sh.m[warp][g] = m[g]; sh.l[warp][g] = l[g]; }
 #pragma unroll
-      for (int i = 0; i < DPL; ++i) s_acc[warp][g][lane * DPL + i] = acc[g][i];
+      for (int i = 0; i < DPL; ++i) sh.acc[warp][g][lane * DPL + i] = acc[g][i];
     }
   }
   __syncthreads();
@@ -118,13 +125,13 @@ __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunc
     const int g = idx / D, d = idx % D;
     float M = -INFINITY;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) M = fmaxf(M, s_m[w][g]);
+    for (int w = 0; w < kWarps; ++w) M = fmaxf(M, sh.m[w][g]);
     float L = 0.f, A = 0.f;
 #pragma unroll
     for (int w = 0; w < kWarps; ++w) {
-      const float f = s_m[w][g] == -INFINITY ? 0.f : __expf(s_m[w][g] - M);
-      L += s_l[w][g] * f;
-      A += s_acc[w][g][d] * f;
+      const float f = sh.m[w][g] == -INFINITY ? 0.f : __expf(sh.m[w][g] - M);
+      L += sh.l[w][g] * f;
+      A += sh.acc[w][g][d] * f;
     }
     const int64_t qh = int64_t(kvh) * G + g;
     a.part_acc[(qh * splits + split) * D + d] = A;
@@ -133,6 +140,16 @@ __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunc
       a.part_l[qh * splits + split] = L;
     }
   }
+  __syncthreads();  // the shared partials are reused by the block's next split
+}
+
+template <bool F16, int DPL>
+__global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunch a) {
+  __shared__ SplitShared<DPL> sh;
+  dependency_wait();
+  const int len = a.state->pos + 1;
+  const int splits = attention_splits_of(a.max_ctx, a.chunk), used = (len + a.chunk - 1) / a.chunk;
+  for (int split = blockIdx.y; split < used; split += gridDim.y) attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, sh);
 }
 
 __global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
@@ -170,7 +187,8 @@ __global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
 
 template <bool F16>
 void launch_split(const AttnLaunch& a, cudaStream_t stream) {
-  const dim3 grid(unsigned(a.n_head_kv), unsigned(attention_max_splits(a.max_ctx, a.chunk)));
+  const int all = attention_max_splits(a.max_ctx, a.chunk);
+  const dim3 grid(unsigned(a.n_head_kv), unsigned(a.grid_splits > 0 ? std::min(a.grid_splits, all) : all));
   const int D = a.head_dim;
   auto* kernel = D <= 32 ? attn_split_kernel<F16, 1>
                  : D <= 64 ? attn_split_kernel<F16, 2>
@@ -181,7 +199,7 @@ void launch_split(const AttnLaunch& a, cudaStream_t stream) {
 
 }  // namespace
 
-int attention_max_splits(int max_ctx, int chunk) { return (max_ctx + chunk - 1) / chunk; }
+int attention_max_splits(int max_ctx, int chunk) { return attention_splits_of(max_ctx, chunk); }
 
 void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream) {
   if (a.head_dim > 256) throw Error("CUDA backend: head_dim " + std::to_string(a.head_dim) + " > 256 is not supported");

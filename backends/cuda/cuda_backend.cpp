@@ -11,7 +11,6 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_passport.h"
-#include "backends/cuda/gemv_stream.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/prefill_runner.h"
@@ -51,11 +50,9 @@ struct Switches {
   bool fused_gate_up = true;
   bool qkv_fused = true;
   int gemv_rows = 2;
-  int gemv_stream = 0;  // 0: register-pipelined gemv.cu; 4 | 8: cp.async stages of gemv_stream.cu
-  bool gemv_prologue = false;
-  int gemv_stream_rows = 0;  // 0: one resident wave
-  int gemv_inflight = 2;
   int attn_chunk = 16;
+  int attn_grid = 0;      // split blocks per kv head; 0: one per possible split
+  bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
   std::string kv_type = "auto";
   bool batched_prefill = true;  // prefill: batched | stepwise
   int prefill_chunk = 512;
@@ -87,18 +84,13 @@ const std::vector<SwitchInfo>& switch_table() {
       {"qkv_fused", "q, k and v projections of one dtype in one GEMV launch", "1", "0|1", "default"},
       {"gemv_rows", "matrix rows per warp in the decode GEMV (activation reuse vs. parallelism)", "2", "1|2|4",
        "default"},
-      {"gemv_stream", "decode GEMV weights streamed global -> shared by cp.async, 4 or 8 units per lane in flight "
-                      "without holding registers, each warp walking a run of rows (Q4_K, Q6_K/Q8_0 SoA, integer "
-                      "activations); 0 keeps the register-pipelined GEMV", "0", "0|4|8", "opt-in"},
-      {"gemv_prologue", "with gemv_stream: each GEMV block builds its integer input from the fp32 vector in shared "
-                        "memory (RMSNorm included) while its first weights are in flight, replacing the norm and "
-                        "quantization kernels (every matrix on a streaming path, else off)", "0", "0|1", "opt-in"},
-      {"gemv_stream_rows", "rows each warp of the streaming GEMV walks; 0 sizes the grid to one resident wave", "0",
-       "0|1|2|4", "opt-in"},
-      {"gemv_inflight", "register-pipelined GEMV (with gemv_regs=cap, integer paths): units per lane loaded per "
-                        "round before any arithmetic (not with SwiGLU's paired rows; 4 only at gemv_rows=1: more would spill)", "2",
-       "2|3|4", "opt-in"},
       {"attn_chunk", "cached positions per flash-decoding split block", "16", "16|32|64|128|256", "default"},
+      {"attn_grid", "flash-decoding split blocks launched per kv head, each walking every n-th split in use; 0 "
+                    "launches one block per possible split of the context (most exit at once at short contexts)",
+       "0", "0|16|32|64", "opt-in"},
+      {"qkv_rope", "RoPE and the k/v cache write in the q/k/v GEMV's epilogue (a warp's adjacent rows are a "
+                   "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs); "
+                   "promoted on the H200 (B/A 1.006, 1.004)", "1", "0|1", "default"},
       {"kv_type", "KV cache element type; auto = f32 for F32 models, f16 otherwise", "auto", "auto|f16|f32",
        "default"},
       {"prefill", "batched: the prompt as T-token matrices on tensor cores (GEMMs dequantizing weight tiles to "
@@ -144,16 +136,10 @@ Switches parse_switches(const BackendOptions& o) {
   s.qkv_fused = o.get_bool("qkv_fused", s.qkv_fused);
   s.gemv_rows = o.get_int("gemv_rows", s.gemv_rows);
   s.attn_chunk = o.get_int("attn_chunk", s.attn_chunk);
-  s.gemv_stream = o.get_int("gemv_stream", s.gemv_stream);
-  s.gemv_prologue = o.get_bool("gemv_prologue", s.gemv_prologue);
-  s.gemv_stream_rows = o.get_int("gemv_stream_rows", s.gemv_stream_rows);
-  s.gemv_inflight = o.get_int("gemv_inflight", s.gemv_inflight);
-  if (s.gemv_stream_rows < 0 || s.gemv_stream_rows > 64)
-    throw Error("CUDA backend: gemv_stream_rows must be in [0, 64] (got " + std::to_string(s.gemv_stream_rows) + ")");
-  if (s.gemv_inflight < 2 || s.gemv_inflight > 4)
-    throw Error("CUDA backend: gemv_inflight must be 2, 3 or 4 (got " + std::to_string(s.gemv_inflight) + ")");
-  if (s.gemv_stream != 0 && s.gemv_stream != 4 && s.gemv_stream != 8)
-    throw Error("CUDA backend: gemv_stream must be 0, 4 or 8 (got " + std::to_string(s.gemv_stream) + ")");
+  s.attn_grid = o.get_int("attn_grid", s.attn_grid);
+  if (s.attn_grid < 0 || s.attn_grid > 4096)
+    throw Error("CUDA backend: attn_grid must be in [0, 4096] (got " + std::to_string(s.attn_grid) + ")");
+  s.qkv_rope = o.get_bool("qkv_rope", s.qkv_rope);
   if (auto it = o.switches.find("kv_type"); it != o.switches.end()) s.kv_type = it->second;
   if (s.gemv_rows != 1 && s.gemv_rows != 2 && s.gemv_rows != 4)
     throw Error("CUDA backend: gemv_rows must be 1, 2 or 4 (got " + std::to_string(s.gemv_rows) + ")");
@@ -267,12 +253,11 @@ class CudaBackend final : public Backend {
     }
   }
   void gemv(const DevMatrix* mats[], float* outs[], int count, GemvMode mode, const float* xf, const ActBuffers& in,
-            int64_t n, const GemvFusion& fuse = {}, const GemvPrologue& pro = {});
+            int64_t n, const GemvFusion& fuse = {}, const GemvRope& rope = {});
   // The matrices the step's next GEMV reads: what a GEMV prefetches into L2 (l2_prefetch).
   void prefetch_next(std::initializer_list<const DevMatrix*> next);
   L2Prefetch next_prefetch_{};
   bool can_fuse_norm() const;
-  bool can_use_prologue() const;
 
   int device_ = -1;
   cudaStream_t stream_ = nullptr;
@@ -297,7 +282,6 @@ class CudaBackend final : public Backend {
   float* d_ssq_attn_ = nullptr;  // fuse_norm: partial sums of squares of the residual, per 32
   float* d_ssq_ffn_ = nullptr;
   bool fuse_norm_ = false;
-  bool prologue_ = false;  // gemv_prologue: the streaming GEMVs build their inputs (no norm/quantize kernels)
   float* d_qkv_ = nullptr;
   float* d_hidden_ = nullptr;
   float* d_hidden2_ = nullptr;
@@ -483,7 +467,6 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   act_.xd = static_cast<float*>(alloc(wide / 32 * sizeof(float), "activation scales"));
   act_.xs = static_cast<float*>(alloc(wide / 16 * sizeof(float), "activation sums"));
   fuse_norm_ = sw_.fuse_norm && can_fuse_norm();
-  prologue_ = !fuse_norm_ && can_use_prologue();
   if (fuse_norm_) {
     act_alt_.xf = static_cast<float*>(alloc(wide * sizeof(float), "activations (second)"));
     act_alt_.xq = alloc(wide * sizeof(int16_t), "integer activations (second)");
@@ -556,26 +539,6 @@ bool CudaBackend::can_fuse_norm() const {
   return true;
 }
 
-// gemv_prologue needs every matrix on the streaming GEMV (int16 activations, its formats) and
-// the fused gate-up; the step then has no norm or quantization kernel.
-bool CudaBackend::can_use_prologue() const {
-  if (!sw_.gemv_stream || !sw_.gemv_prologue || sw_.act_bits != 16 || !sw_.fused_gate_up || sw_.l2_prefetch)
-    return false;
-  auto ok = [](const DevMatrix& m) {
-    GemvLaunch g;
-    g.dtype = m.dtype;
-    g.n = m.n;
-    g.act_bits = 16;
-    return gemv_stream_supports(g);
-  };
-  if (!ok(output_)) return false;
-  for (const DevLayer& L : layers_) {
-    if (!ok(L.wq) || !ok(L.wk) || !ok(L.wv) || !ok(L.wo) || !ok(L.gate) || !ok(L.up) || !ok(L.down)) return false;
-    if (L.gate.dtype != L.up.dtype) return false;
-  }
-  return true;
-}
-
 void CudaBackend::prefetch_next(std::initializer_list<const DevMatrix*> next) {
   next_prefetch_ = L2Prefetch{};
   if (!sw_.l2_prefetch) return;
@@ -591,7 +554,7 @@ void CudaBackend::prefetch_next(std::initializer_list<const DevMatrix*> next) {
 }
 
 void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMode mode, const float* xf,
-                       const ActBuffers& in, int64_t n, const GemvFusion& fuse, const GemvPrologue& pro) {
+                       const ActBuffers& in, int64_t n, const GemvFusion& fuse, const GemvRope& rope) {
   GemvLaunch g;
   g.nseg = count;
   g.dtype = mats[0]->dtype;
@@ -608,10 +571,7 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.mode = mode;
   g.act_bits = sw_.act_bits;
   g.rows_per_warp = sw_.gemv_rows;
-  g.prologue = pro;
-  g.in_flight = sw_.gemv_inflight;
-  g.stream_rows = sw_.gemv_stream_rows;
-  if (sw_.gemv_stream && gemv_stream_supports(g)) return launch_gemv_stream(g, sw_.gemv_stream, stream_);
+  g.rope = rope;
   launch_gemv(g, stream_);
 }
 
@@ -643,31 +603,35 @@ void CudaBackend::enqueue_step() {
 
   op("embed", OpGroup::Other, -1,
      [&] { launch_embed(embd_.dtype, embd_.d, embd_.rows, embd_.n, embd_.nb, d_state_, d_x_, stream_); });
+  const bool rope_in_qkv = sw_.qkv_rope && sw_.gemv_rows >= 2;
   for (uint32_t li = 0; li < hp.n_layer; ++li) {
     const DevLayer& L = layers_[li];
     const int l = int(li);
     const bool last = li + 1 == hp.n_layer;
-    const bool pro = prologue_;
-    if (!pro && (!fused || li == 0))
+    if (!fused || li == 0)
       op("rms_attn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.attn_norm, hp.rms_eps, E, act_, stream_); });
     op("qkv", OpGroup::Attn, l, [&] {
       const DevMatrix* m[3] = {&L.wq, &L.wk, &L.wv};
       float* o[3] = {d_qkv_, d_qkv_ + Q, d_qkv_ + Q + KV};
       const GemvFusion f = fused && li > 0 ? normed_input(d_ssq_attn_) : GemvFusion{};
+      const GemvRope r = rope_in_qkv ? GemvRope{d_inv_freq_, d_qkv_, int(Q), int(KV), int(hp.head_dim),
+                                                int(hp.rope_dim), int(max_ctx_), kv_f16_,
+                                                k_cache_ + li * kv_layer_bytes_, v_cache_ + li * kv_layer_bytes_,
+                                                d_state_}
+                                     : GemvRope{};
       prefetch_next({&L.wo});
       // consecutive projections of one dtype share a launch
       int i = 0;
       while (i < 3) {
         int j = i + 1;
         while (sw_.qkv_fused && j < 3 && m[j]->dtype == m[i]->dtype) ++j;
-        gemv(m + i, o + i, j - i, GemvMode::Store, normed.xf, normed, E, f,
-             pro ? GemvPrologue{d_x_, L.attn_norm, hp.rms_eps} : GemvPrologue{});
+        gemv(m + i, o + i, j - i, GemvMode::Store, normed.xf, normed, E, f, r);
         i = j;
       }
     });
     uint8_t* kc = k_cache_ + li * kv_layer_bytes_;
     uint8_t* vc = v_cache_ + li * kv_layer_bytes_;
-    op("rope", OpGroup::Attn, l, [&] {  // rope + kv_write in one kernel
+    if (!rope_in_qkv) op("rope", OpGroup::Attn, l, [&] {  // rope + kv_write in one kernel
       launch_rope_kv_write(d_qkv_, d_inv_freq_, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
                            int(hp.rope_dim), kc, vc, kv_f16_, int(max_ctx_), d_state_, stream_);
     });
@@ -681,11 +645,12 @@ void CudaBackend::enqueue_step() {
     a.head_dim = int(hp.head_dim);
     a.max_ctx = int(max_ctx_);
     a.chunk = sw_.attn_chunk;
+    a.grid_splits = sw_.attn_grid;
     a.part_m = d_part_m_;
     a.part_l = d_part_l_;
     a.part_acc = d_part_acc_;
     a.out = mixed;
-    a.quantize_out = !pro && int_path(L.wo) && hp.head_dim % 32 == 0;
+    a.quantize_out = int_path(L.wo) && hp.head_dim % 32 == 0;
     a.state = d_state_;
     op("sdpa", OpGroup::Attn, l, [&] { launch_attention_decode(a, stream_); });
     op("sdpa_combine", OpGroup::Attn, l, [&] { launch_attention_combine(a, stream_); });
@@ -697,14 +662,13 @@ void CudaBackend::enqueue_step() {
         gemv(m, o, 1, GemvMode::AddTo, mixed.xf, mixed, Q, residual_epilogue(L.ffn_norm, d_ssq_ffn_));
         return;
       }
-      if (pro) return gemv(m, o, 1, GemvMode::AddTo, act_.xf, act_, Q, {}, GemvPrologue{act_.xf, nullptr, 0.f});
       if (int_path(L.wo) && !a.quantize_out) {
         // head_dim not a multiple of 32: quantize the whole attention output instead
         launch_rmsnorm_quant(act_.xf, nullptr, 0.f, Q, act_, stream_);
       }
       gemv(m, o, 1, GemvMode::AddTo, act_.xf, act_, Q);
     });
-    if (!fused && !pro)
+    if (!fused)
       op("rms_ffn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.ffn_norm, hp.rms_eps, E, act_, stream_); });
     const bool fuse = sw_.fused_gate_up && L.gate.dtype == L.up.dtype;
     op("gate_up", OpGroup::Ffn, l, [&] {
@@ -717,8 +681,7 @@ void CudaBackend::enqueue_step() {
         f.out = act_alt_;
         gemv(m, o, 2, GemvMode::SwiGLU, normed.xf, normed, E, f);
       } else if (fuse) {
-        gemv(m, o, 2, GemvMode::SwiGLU, act_.xf, act_, E, {},
-             pro ? GemvPrologue{d_x_, L.ffn_norm, hp.rms_eps} : GemvPrologue{});
+        gemv(m, o, 2, GemvMode::SwiGLU, act_.xf, act_, E);
       } else {
         if (L.gate.dtype == L.up.dtype) {
           gemv(m, o, 2, GemvMode::Store, act_.xf, act_, E);
@@ -730,7 +693,7 @@ void CudaBackend::enqueue_step() {
       }
     });
     const bool down_int = int_path(L.down);
-    if (down_int && !fused && !pro)
+    if (down_int && !fused)
       op("ffn_quant", OpGroup::Ffn, l, [&] { launch_rmsnorm_quant(d_hidden_, nullptr, 0.f, F, act_, stream_); });
     op("down", OpGroup::Ffn, l, [&] {
       const DevMatrix* m[1] = {&L.down};
@@ -742,18 +705,16 @@ void CudaBackend::enqueue_step() {
         gemv(m, o, 1, GemvMode::AddTo, mixed.xf, mixed, F, residual_epilogue(next_norm, d_ssq_attn_));
         return;
       }
-      gemv(m, o, 1, GemvMode::AddTo, down_int ? act_.xf : d_hidden_, act_, F, {},
-           pro ? GemvPrologue{d_hidden_, nullptr, 0.f} : GemvPrologue{});
+      gemv(m, o, 1, GemvMode::AddTo, down_int ? act_.xf : d_hidden_, act_, F);
     });
   }
-  if (!fused && !prologue_)
+  if (!fused)
     op("rms_final", OpGroup::Rms, -1,
        [&] { launch_rmsnorm_quant(d_x_, output_norm_, hp.rms_eps, E, act_, stream_); });
   op("logits", OpGroup::Logits, -1, [&] {
     const DevMatrix* m[1] = {&output_};
     float* o[1] = {d_logits_};
-    gemv(m, o, 1, GemvMode::Store, normed.xf, normed, E, fused ? normed_input(d_ssq_attn_) : GemvFusion{},
-         prologue_ ? GemvPrologue{d_x_, output_norm_, hp.rms_eps} : GemvPrologue{});
+    gemv(m, o, 1, GemvMode::Store, normed.xf, normed, E, fused ? normed_input(d_ssq_attn_) : GemvFusion{});
   });
   op("argmax", OpGroup::Sample, -1, [&] { launch_argmax(d_logits_, hp.n_vocab, d_state_, stream_); });
 }

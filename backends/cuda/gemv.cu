@@ -4,6 +4,8 @@
 // rows, and U units per lane are loaded before any arithmetic so several loads are in flight.
 // The sum is finished with warp shuffles. Epilogues fuse the residual add (AddTo) and the
 // FFN's SwiGLU (gate and up rows computed by the same warp).
+#include <cuda_fp16.h>
+
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
@@ -24,9 +26,48 @@ struct GemvArgs {
   ActRef act;
   GemvFusion fuse;
   L2Prefetch prefetch;
+  GemvRope rope;
   bool cap_registers;  // host side only: picks the kernel instance
-  int in_flight;       // host side only: units per lane loaded per round (integer paths)
 };
+
+// The qkv_rope epilogue: lanes 0..R-1 hold rows row0..row0+R-1 (row0 even, so lanes 2j and
+// 2j+1 hold one rotation pair of one head); q and k pairs are rotated in place and k and v rows
+// written to the cache at the step's position, as rope.cu does.
+template <int R>
+__device__ __forceinline__ void rope_epilogue(const GemvArgs& a, int64_t row0, const float res[R]) {
+  const int lane = threadIdx.x & 31;
+  float mine = 0.f;
+#pragma unroll
+  for (int i = 0; i < R; ++i)
+    if (lane == i) mine = res[i];
+  const float other = __shfl_xor_sync(0xffffffffu, mine, 1);
+  if (lane >= R || row0 + lane >= a.total_rows) return;
+  int64_t rr = row0 + lane;
+  int s = 0;
+  while (s + 1 < a.nseg && rr >= a.seg[s].rows) {
+    rr -= a.seg[s].rows;
+    ++s;
+  }
+  const GemvRope& p = a.rope;
+  const int64_t idx = (a.seg[s].out + rr) - p.qkv;  // row of the whole q, k, v vector
+  const int role = idx < p.q_rows ? 1 : idx < p.q_rows + p.kv_rows ? 2 : 3;
+  const int64_t in_role = role == 1 ? idx : role == 2 ? idx - p.q_rows : idx - p.q_rows - p.kv_rows;
+  const int d = int(in_role % p.head_dim);
+  const int pos = p.state->pos;
+  float v = mine;
+  if (role != 3 && d < p.rope_dim) {
+    float sn, cs;
+    sincosf(float(pos) * p.inv_freq[d >> 1], &sn, &cs);
+    v = (d & 1) ? other * sn + mine * cs : mine * cs - other * sn;
+    a.seg[s].out[rr] = v;
+  }
+  if (role == 2 || role == 3) {
+    const int64_t off = (in_role / p.head_dim * p.max_ctx + pos) * p.head_dim + d;
+    void* cache = role == 2 ? p.k_cache : p.v_cache;
+    if (p.kv_f16) static_cast<__half*>(cache)[off] = __float2half_rn(v);
+    else static_cast<float*>(cache)[off] = v;
+  }
+}
 
 // The float path reads fp32 activations and never quantizes its output.
 template <class P>
@@ -64,10 +105,10 @@ __device__ __forceinline__ void quantize_output(const GemvFusion& f, int64_t e, 
 // One warp's R rows (with SwiGLU, R gate rows and their R up rows) from row0; returns the
 // values written (lane i holds row i's). `first`: the block's first pass, which waits for the
 // previous kernel once its first weights are in flight.
-template <class P, int R, int MODE, int F>
+template <class P, int R, int MODE>
 __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool first, float res[R]) {
   constexpr int NR = MODE == 2 ? 2 * R : R;
-  constexpr int kUnitsInFlight = F;
+  constexpr int kUnitsInFlight = P::kInFlight;
   const int lane = threadIdx.x & 31;
 #pragma unroll
   for (int i = 0; i < R; ++i) res[i] = 0.f;
@@ -76,7 +117,10 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
     return;
   }
 
-  RowRef ref[NR];
+  // SwiGLU keeps only the gate rows' pointers: an up row's are the gate row's moved by the
+  // distance between the two tensors (same shape and type), which frees registers.
+  typename P::RowPtr ref[R];
+  const int64_t up_bytes = MODE == 2 ? a.seg[1].w - a.seg[0].w : 0;
   float* out[R];
   bool valid[R];
 #pragma unroll
@@ -88,9 +132,8 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
       while (s + 1 < a.nseg && rr >= a.seg[s].rows) { rr -= a.seg[s].rows; ++s; }
     }
     if (!valid[i]) rr = 0;
-    ref[i] = RowRef{a.seg[s].w, a.seg[s].nb, rr, a.n};
+    ref[i] = P::row_ptr(RowRef{a.seg[s].w, a.seg[s].nb, rr, a.n});
     out[i] = a.seg[s].out + rr;
-    if constexpr (MODE == 2) ref[i + R] = RowRef{a.seg[1].w, a.seg[1].nb, rr, a.n};
   }
 
   const int64_t units = P::units(a.n);
@@ -106,7 +149,7 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
       if (u < units) {
 #pragma unroll
         for (int i = 0; i < NR; ++i)
-          if (valid[i % R]) P::load(raw[k][i], ref[i], u);
+          if (valid[i % R]) P::load(raw[k][i], i < R ? ref[i] : P::shift(ref[i - R], up_bytes), u);
       }
     }
   };
@@ -151,7 +194,7 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
 
 // MINB > 1 caps the registers so that MINB blocks fit on a multiprocessor (gemv_regs=cap):
 // more warps in flight per SM at the price of a few rematerialized addresses.
-template <class P, int R, int MODE, bool QOUT, int MINB, int F>
+template <class P, int R, int MODE, bool QOUT, int MINB>
 __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kernel(const GemvArgs a) {
   constexpr int W = warps_per_block<QOUT>();
   constexpr int kPasses = passes_per_block<R, QOUT>();
@@ -159,13 +202,17 @@ __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kerne
   for (int i = 0; i < a.prefetch.count; ++i) prefetch_l2_span(a.prefetch.ptr[i], a.prefetch.bytes[i]);
   float res[R];
   if constexpr (!QOUT) {
-    warp_rows<P, R, MODE, F>(a, (int64_t(blockIdx.x) * W + warp) * R, true, res);
+    const int64_t row0 = (int64_t(blockIdx.x) * W + warp) * R;
+    warp_rows<P, R, MODE>(a, row0, true, res);
+    if constexpr (MODE == 0 && R % 2 == 0) {
+      if (a.rope.inv_freq) rope_epilogue<R>(a, row0, res);
+    }
   } else {
     __shared__ float s_out[32];
 #pragma unroll 1
     for (int pass = 0; pass < kPasses; ++pass) {
       const int slot = (pass * W + warp) * R;
-      warp_rows<P, R, MODE, F>(a, int64_t(blockIdx.x) * 32 + slot, pass == 0, res);
+      warp_rows<P, R, MODE>(a, int64_t(blockIdx.x) * 32 + slot, pass == 0, res);
 #pragma unroll
       for (int i = 0; i < R; ++i)
         if (lane == i) s_out[slot + i] = res[i];
@@ -174,12 +221,12 @@ __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kerne
     if (warp == 0) quantize_output(a.fuse, int64_t(blockIdx.x) * 32 + lane, a.total_rows, s_out[lane]);
   }
 }
-template <class P, int R, int MODE, bool QOUT, int MINB = 1, int F = P::kInFlight>
+template <class P, int R, int MODE, bool QOUT, int MINB = 1>
 void launch_blocks(const GemvArgs& a, cudaStream_t stream) {
   constexpr int W = warps_per_block<QOUT>();
   const int64_t rows_per_block = int64_t(W) * R * passes_per_block<R, QOUT>();
   const int64_t blocks = (a.total_rows + rows_per_block - 1) / rows_per_block;
-  launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB, F>, dim3(unsigned(blocks)), dim3(W * 32), 0, stream, a);
+  launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB>, dim3(unsigned(blocks)), dim3(W * 32), 0, stream, a);
 }
 
 template <class P, int R, int MODE>
@@ -191,14 +238,6 @@ void launch_one(const GemvArgs& a, cudaStream_t stream) {
   // Measured on the H200 (docs/cuda-backend.md): 4 blocks of 4 warps fit without spilling up
   // to 2 rows per warp; 4 rows per warp and the float path spill under that cap.
   if constexpr (!kFloatPath<P> && R <= 2) {
-    // More units in flight fit the cap only without SwiGLU's paired rows, and 4 only at one row
-    // per warp (ptxas spills otherwise); elsewhere the launch keeps 2.
-    if constexpr (MODE != 2) {
-      if (a.cap_registers && a.in_flight == 3) return launch_blocks<P, R, MODE, false, 4, 3>(a, stream);
-      if constexpr (R == 1) {
-        if (a.cap_registers && a.in_flight >= 4) return launch_blocks<P, R, MODE, false, 4, 4>(a, stream);
-      }
-    }
     if (a.cap_registers) return launch_blocks<P, R, MODE, false, 4>(a, stream);
   }
   launch_blocks<P, R, MODE, false>(a, stream);
@@ -276,11 +315,15 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   a.fuse = g.fuse;
   a.prefetch = g.prefetch;
   a.cap_registers = g.cap_registers;
-  a.in_flight = g.in_flight;
+  a.rope = g.rope;
+  if (g.rope.inv_freq && (g.mode != GemvMode::Store || g.rows_per_warp < 2 || g.fuse.quantize_out ||
+                          g.rope.head_dim % 2 != 0))
+    throw Error("CUDA backend: the rope epilogue needs a Store GEMV of 2 or 4 rows per warp and an even head_dim");
+  if (g.mode == GemvMode::SwiGLU && (g.nseg != 2 || g.seg[0].rows != g.seg[1].rows || g.seg[0].nb != g.seg[1].nb))
+    throw Error("CUDA backend: a SwiGLU GEMV needs gate and up tensors of the same shape and type");
   if (g.fuse.quantize_out && (a.total_rows % 32 != 0 || (g.mode != GemvMode::AddTo && g.mode != GemvMode::SwiGLU) ||
                               (g.mode == GemvMode::AddTo && g.nseg != 1)))
     throw Error("CUDA backend: output quantization needs one AddTo/SwiGLU output of a multiple of 32 rows");
-  if (g.prologue.x) throw Error("CUDA backend: only the streaming GEMV builds its input in a prologue");
   const int r = g.rows_per_warp;
   if (g.act_bits == 16 && gemv_has_int_path(g.dtype, g.n)) {
     switch (g.dtype) {

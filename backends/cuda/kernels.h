@@ -34,6 +34,19 @@ struct GemvSegment {
   int64_t rows = 0;
   int64_t nb = 0;              // blocks of the whole tensor (SoA field arrays)
 };
+// The q/k/v projection's epilogue (the qkv_rope switch): RoPE on q and k rows and the k/v cache
+// write at the step's position, in place of rope.cu's kernel. A rotated pair is rows (2i, 2i+1)
+// of one head, which a warp of 2 or 4 rows holds in adjacent lanes.
+struct GemvRope {
+  const float* inv_freq = nullptr;  // [rope_dim / 2]; null: no epilogue
+  const float* qkv = nullptr;       // the q, k, v vector the segments' outputs lie in: which of them a row is
+  int q_rows = 0, kv_rows = 0;
+  int head_dim = 0, rope_dim = 0, max_ctx = 0;
+  bool kv_f16 = true;
+  void* k_cache = nullptr;  // this layer's [n_head_kv][max_ctx][head_dim]
+  void* v_cache = nullptr;
+  const StepState* state = nullptr;
+};
 // RMSNorm folded into the GEMVs around it (the fuse_norm switch). The producer of the residual
 // stream (AddTo) writes, per 32 rows, the sum of squares of the new values and the values times
 // the next norm's weights quantized; the consumer scales its dot products by
@@ -55,14 +68,6 @@ struct L2Prefetch {
   uint64_t bytes[3] = {0, 0, 0};
   int count = 0;
 };
-// The streaming GEMV's prologue (gemv_prologue switch): every block builds the integer input
-// itself from the fp32 vector `x` (RMSNorm with `norm` when set, then quantization) in shared
-// memory, in place of a separate norm/quantize kernel. x == nullptr: the input is xq/xd/xs.
-struct GemvPrologue {
-  const float* x = nullptr;
-  const float* norm = nullptr;
-  float eps = 0.f;
-};
 struct GemvLaunch {
   GemvSegment seg[3];
   int nseg = 1;
@@ -80,9 +85,7 @@ struct GemvLaunch {
   GemvFusion fuse;
   L2Prefetch prefetch;
   bool cap_registers = false;  // gemv_regs=cap: registers capped so 4 blocks fit per multiprocessor
-  int in_flight = 2;           // gemv_inflight: units per lane per load round (integer paths, with the cap)
-  int stream_rows = 0;         // streaming GEMV rows per warp; 0: as many as one resident wave needs
-  GemvPrologue prologue;       // streaming GEMV only (gemv_stream.h)
+  GemvRope rope;               // Store mode, 2 or 4 rows per warp
 };
 // True when the integer-activation paths exist for this dtype and row length.
 bool gemv_has_int_path(uint32_t dtype, int64_t n);
@@ -112,7 +115,8 @@ struct AttnLaunch {
   const void* v_cache;
   bool kv_f16;
   int n_head, n_head_kv, head_dim, max_ctx;
-  int chunk;                 // positions per split block (flash-decoding)
+  int chunk;                 // positions per split (flash-decoding)
+  int grid_splits;           // split blocks launched per kv head (each walks every grid_splits-th split); 0: all
   float* part_m;             // [n_head * max_splits]
   float* part_l;
   float* part_acc;           // [n_head * max_splits * head_dim]

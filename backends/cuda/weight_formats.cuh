@@ -30,6 +30,11 @@ struct RowRef {
   int64_t n;
 };
 
+// p moved by a byte count (a SwiGLU up row is its gate row's pointers moved by the tensors' distance).
+__device__ __forceinline__ const uint16_t* moved(const uint16_t* p, int64_t bytes) {
+  return reinterpret_cast<const uint16_t*>(reinterpret_cast<const uint8_t*>(p) + bytes);
+}
+
 // The activation vector in both forms; producers write both (norm.cu, attention.cu).
 struct ActRef {
   const float* xf;   // fp32 [n]
@@ -76,6 +81,19 @@ __device__ __forceinline__ void q4k_scale_min(uint32_t w0, uint32_t w1, uint32_t
     sc = float((a & 0xF) | ((byte_of3(w0, w1, w2, s - 4) >> 6) << 4));
     m = float((a >> 4) | ((byte_of3(w0, w1, w2, s) >> 6) << 4));
   }
+}
+
+// Both scales and mins of sub-blocks 2j and 2j+1 at once, without per-byte selects: the pair's
+// bytes sit 16 bits apart in each scale word (the same packing as q4k_scale_min).
+__device__ __forceinline__ void q4k_scale_pair(uint32_t w0, uint32_t w1, uint32_t w2, int j, float sc[2], float m[2]) {
+  const int sh = (j & 1) * 16;
+  const uint32_t x0 = w0 >> sh, x1 = w1 >> sh, x2 = w2 >> sh;
+  const uint32_t s = j < 2 ? x0 & 0x3F3F : (x2 & 0x0F0F) | ((x0 >> 2) & 0x3030);
+  const uint32_t mm = j < 2 ? x1 & 0x3F3F : ((x2 >> 4) & 0x0F0F) | ((x1 >> 2) & 0x3030);
+  sc[0] = float(s & 0xFF);
+  sc[1] = float(s >> 8);
+  m[0] = float(mm & 0xFF);
+  m[1] = float(mm >> 8);
 }
 
 // ---------------------------------------------------------------- float path: 32-element units
@@ -271,6 +289,9 @@ struct FloatPath {
   static constexpr int kInFlight = 1;  // 32 dequantized floats per row already fill registers
   struct X { float v[32]; };
   struct Raw { float v[32]; };
+  using RowPtr = RowRef;
+  __device__ static RowPtr row_ptr(const RowRef& r) { return r; }
+  __device__ static RowPtr shift(RowPtr r, int64_t bytes) { r.w += bytes; return r; }
   __device__ static int64_t units(int64_t n) { return (n + 31) / 32; }
   __device__ static void load_x(X& x, const ActRef& a, int64_t n, int64_t u) {
     const float* p = a.xf + u * 32;
@@ -307,11 +328,26 @@ struct Dp4aQ4_K {
   static constexpr int kInFlight = 2;  // units per lane loaded before any arithmetic
   struct X { uint4 lo, hi; float dlo, dhi, slo, shi; };
   struct Raw { uint4 q; uint32_t s0, s1, s2; uint16_t d, dm; };
+  // The row's first block in each field (AoS: the block itself), so a unit's addresses are
+  // 32-bit offsets from them.
+  struct RowPtr { const uint8_t* qs; const uint8_t* sc; const uint16_t* d; const uint16_t* dm; };
+  __device__ static RowPtr row_ptr(const RowRef& r) {
+    const int64_t g0 = r.row * (r.n / 256);
+    if constexpr (SOA) {
+      return RowPtr{r.w + g0 * 128, r.w + r.nb * 128 + g0 * 12, reinterpret_cast<const uint16_t*>(r.w + r.nb * 140) + g0,
+                    reinterpret_cast<const uint16_t*>(r.w + r.nb * 142) + g0};
+    } else {
+      return RowPtr{r.w + g0 * 144, nullptr, nullptr, nullptr};
+    }
+  }
+  __device__ static RowPtr shift(const RowPtr& p, int64_t bytes) {
+    if constexpr (SOA) return RowPtr{p.qs + bytes, p.sc + bytes, moved(p.d, bytes), moved(p.dm, bytes)};
+    else return RowPtr{p.qs + bytes, nullptr, nullptr, nullptr};
+  }
   __device__ static int64_t units(int64_t n) { return n / 32; }
-  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u) {
-    const int64_t b = u >> 3;
-    const int k = int(u & 7), j = k >> 1, h = k & 1;
-    const int64_t e = b * 256 + 64 * j + 16 * h;
+  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u64) {
+    const int u = int(u64), k = u & 7, j = k >> 1, h = k & 1;
+    const int e = (u >> 3) * 256 + 64 * j + 16 * h;
     const int8_t* xq = static_cast<const int8_t*>(a.xq);
     x.lo = *reinterpret_cast<const uint4*>(xq + e);
     x.hi = *reinterpret_cast<const uint4*>(xq + e + 32);
@@ -320,33 +356,32 @@ struct Dp4aQ4_K {
     x.slo = a.xs[e >> 4];
     x.shi = a.xs[(e >> 4) + 2];
   }
-  __device__ static void load(Raw& raw, const RowRef& r, int64_t u) {
-    const int64_t gb = r.row * (r.n / 256) + (u >> 3);
-    const int k = int(u & 7);
-    const uint8_t *qs, *sc;
+  __device__ static void load(Raw& raw, const RowPtr& r, int64_t u64) {
+    const int u = int(u64), b = u >> 3, k = u & 7;
     if constexpr (SOA) {
-      qs = r.w + gb * 128 + 16 * k;
-      sc = r.w + r.nb * 128 + gb * 12;
-      raw.d = ld_u16(r.w + r.nb * 140 + gb * 2);
-      raw.dm = ld_u16(r.w + r.nb * 142 + gb * 2);
+      raw.q = ld_stream16(r.qs + b * 128 + 16 * k);
+      const uint8_t* sc = r.sc + b * 12;
+      raw.s0 = ld_u32(sc);
+      raw.s1 = ld_u32(sc + 4);
+      raw.s2 = ld_u32(sc + 8);
+      raw.d = r.d[b];
+      raw.dm = r.dm[b];
     } else {
-      const uint8_t* b = r.w + gb * 144;
-      raw.d = ld_u16(b);
-      raw.dm = ld_u16(b + 2);
-      sc = b + 4;
-      qs = b + 16 + 16 * k;
+      const uint8_t* blk = r.qs + b * 144;
+      const uint32_t ddm = ld_u32(blk);
+      raw.d = uint16_t(ddm & 0xFFFF);
+      raw.dm = uint16_t(ddm >> 16);
+      raw.s0 = ld_u32(blk + 4);
+      raw.s1 = ld_u32(blk + 8);
+      raw.s2 = ld_u32(blk + 12);
+      raw.q = ld_stream16(blk + 16 + 16 * k);
     }
-    raw.q = ld_stream16(qs);
-    raw.s0 = ld_u32(sc);
-    raw.s1 = ld_u32(sc + 4);
-    raw.s2 = ld_u32(sc + 8);
   }
   // Sub-blocks 2j (integer sum ilo) and 2j+1 (ihi) scaled, minus the mins times the fp32 sums.
   __device__ static float finish(const Raw& raw, int j, int ilo, int ihi, float dlo, float dhi, float slo, float shi) {
-    float sclo, mlo, schi, mhi;
-    q4k_scale_min(raw.s0, raw.s1, raw.s2, 2 * j, sclo, mlo);
-    q4k_scale_min(raw.s0, raw.s1, raw.s2, 2 * j + 1, schi, mhi);
-    return h2f(raw.d) * (sclo * dlo * float(ilo) + schi * dhi * float(ihi)) - h2f(raw.dm) * (mlo * slo + mhi * shi);
+    float sc[2], m[2];
+    q4k_scale_pair(raw.s0, raw.s1, raw.s2, j, sc, m);
+    return h2f(raw.d) * (sc[0] * dlo * float(ilo) + sc[1] * dhi * float(ihi)) - h2f(raw.dm) * (m[0] * slo + m[1] * shi);
   }
   __device__ static float dot(const Raw& raw, const X& x, int64_t u) {
     const int j = int(u & 7) >> 1;
@@ -371,34 +406,46 @@ struct Dp4aQ6_K {
   struct X { uint2 g[4]; float d[4]; };
   struct Raw { uint2 la, lb, h; uint32_t sc; uint16_t d; };
   __device__ static int64_t units(int64_t n) { return n / 32; }
-  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u) {
-    const int64_t b = u >> 3;
-    const int k = int(u & 7), n = k >> 2, l0 = (k & 3) * 8;
-    const int64_t e = b * 256 + 128 * n + l0;
+  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u64) {
+    const int u = int(u64), k = u & 7, n = k >> 2, l0 = (k & 3) * 8;
+    const int e = (u >> 3) * 256 + 128 * n + l0;
 #pragma unroll
     for (int g = 0; g < 4; ++g) {
       x.g[g] = *reinterpret_cast<const uint2*>(static_cast<const int8_t*>(a.xq) + e + 32 * g);
       x.d[g] = a.xd[(e >> 5) + g];
     }
   }
-  __device__ static void load(Raw& raw, const RowRef& r, int64_t u) {
-    const int64_t gb = r.row * (r.n / 256) + (u >> 3);
-    const int k = int(u & 7), n = k >> 2, l0 = (k & 3) * 8;
+  struct RowPtr { const uint8_t* ql; const uint8_t* qh; const uint8_t* sc; const uint16_t* d; };
+  __device__ static RowPtr row_ptr(const RowRef& r) {
+    const int64_t g0 = r.row * (r.n / 256);
+    if constexpr (SOA) {
+      return RowPtr{r.w + g0 * 128, r.w + r.nb * 128 + g0 * 64, r.w + r.nb * 192 + g0 * 16,
+                    reinterpret_cast<const uint16_t*>(r.w + r.nb * 208) + g0};
+    } else {
+      return RowPtr{r.w + g0 * 210, nullptr, nullptr, nullptr};
+    }
+  }
+  __device__ static RowPtr shift(const RowPtr& p, int64_t bytes) {
+    if constexpr (SOA) return RowPtr{p.ql + bytes, p.qh + bytes, p.sc + bytes, moved(p.d, bytes)};
+    else return RowPtr{p.ql + bytes, nullptr, nullptr, nullptr};
+  }
+  __device__ static void load(Raw& raw, const RowPtr& r, int64_t u64) {
+    const int u = int(u64), b = u >> 3, k = u & 7, n = k >> 2, l0 = (k & 3) * 8;
     const uint8_t *ql, *qh, *sc;
     if constexpr (SOA) {
-      ql = r.w + gb * 128;
-      qh = r.w + r.nb * 128 + gb * 64;
-      sc = r.w + r.nb * 192 + gb * 16;
-      raw.d = ld_u16(r.w + r.nb * 208 + gb * 2);
+      ql = r.ql + b * 128;
+      qh = r.qh + b * 64;
+      sc = r.sc + b * 16;
+      raw.d = r.d[b];
       raw.la = ld_stream8(ql + 64 * n + l0);
       raw.lb = ld_stream8(ql + 64 * n + 32 + l0);
       raw.h = ld_stream8(qh + 32 * n + l0);
     } else {
-      const uint8_t* b = r.w + gb * 210;
-      ql = b;
-      qh = b + 128;
-      sc = b + 192;
-      raw.d = ld_u16(b + 208);
+      const uint8_t* blk = r.ql + b * 210;
+      ql = blk;
+      qh = blk + 128;
+      sc = blk + 192;
+      raw.d = ld_u16(blk + 208);
       raw.la = make_uint2(ld_u32_a2(ql + 64 * n + l0), ld_u32_a2(ql + 64 * n + l0 + 4));
       raw.lb = make_uint2(ld_u32_a2(ql + 64 * n + 32 + l0), ld_u32_a2(ql + 64 * n + 36 + l0));
       raw.h = make_uint2(ld_u32_a2(qh + 32 * n + l0), ld_u32_a2(qh + 32 * n + l0 + 4));
@@ -441,20 +488,30 @@ struct Dp4aQ8_0 {
   struct X { uint4 q; float d; };
   struct Raw { uint4 q; uint16_t d; };
   __device__ static int64_t units(int64_t n) { return n / 16; }
-  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u) {
+  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u64) {
+    const int u = int(u64);
     x.q = *reinterpret_cast<const uint4*>(static_cast<const int8_t*>(a.xq) + u * 16);
     x.d = a.xd[u >> 1];
   }
-  __device__ static void load(Raw& raw, const RowRef& r, int64_t u) {
-    const int64_t gb = r.row * (r.n / 32) + (u >> 1);
-    const int h = int(u & 1);
+  struct RowPtr { const uint8_t* qs; const uint16_t* d; };
+  __device__ static RowPtr row_ptr(const RowRef& r) {
+    const int64_t g0 = r.row * (r.n / 32);
+    if constexpr (SOA) return RowPtr{r.w + g0 * 32, reinterpret_cast<const uint16_t*>(r.w + r.nb * 32) + g0};
+    else return RowPtr{r.w + g0 * 34, nullptr};
+  }
+  __device__ static RowPtr shift(const RowPtr& p, int64_t bytes) {
+    if constexpr (SOA) return RowPtr{p.qs + bytes, moved(p.d, bytes)};
+    else return RowPtr{p.qs + bytes, nullptr};
+  }
+  __device__ static void load(Raw& raw, const RowPtr& r, int64_t u64) {
+    const int u = int(u64), b = u >> 1, h = u & 1;
     if constexpr (SOA) {
-      raw.q = ld_stream16(r.w + gb * 32 + 16 * h);
-      raw.d = ld_u16(r.w + r.nb * 32 + gb * 2);
+      raw.q = ld_stream16(r.qs + b * 32 + 16 * h);
+      raw.d = r.d[b];
     } else {
-      const uint8_t* b = r.w + gb * 34;
-      raw.d = ld_u16(b);
-      raw.q = ld16_a2(b + 2 + 16 * h);
+      const uint8_t* blk = r.qs + b * 34;
+      raw.d = ld_u16(blk);
+      raw.q = ld16_a2(blk + 2 + 16 * h);
     }
   }
   __device__ static float dot(const Raw& raw, const X& x, int64_t) {
@@ -477,7 +534,7 @@ __device__ __forceinline__ int dp2(uint32_t w, uint32_t x01, uint32_t x23, int c
   return __dp2a_hi(int(x23), int(w), __dp2a_lo(int(x01), int(w), c));
 }
 // Eight int16 activations starting at element e (16-byte aligned: e % 8 == 0).
-__device__ __forceinline__ uint4 ld_x16(const ActRef& a, int64_t e) {
+__device__ __forceinline__ uint4 ld_x16(const ActRef& a, int e) {
   return *reinterpret_cast<const uint4*>(static_cast<const int16_t*>(a.xq) + e);
 }
 
@@ -488,10 +545,9 @@ template <bool SOA>
 struct Dp2aQ4_K : Dp4aQ4_K<SOA> {
   using Base = Dp4aQ4_K<SOA>;
   struct X { uint4 lo[2], hi[2]; float dlo, dhi, slo, shi; };
-  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u) {
-    const int64_t b = u >> 3;
-    const int k = int(u & 7), j = k >> 1, h = k & 1;
-    const int64_t e = b * 256 + 64 * j + 16 * h;
+  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u64) {
+    const int u = int(u64), k = u & 7, j = k >> 1, h = k & 1;
+    const int e = (u >> 3) * 256 + 64 * j + 16 * h;
     x.lo[0] = ld_x16(a, e);
     x.lo[1] = ld_x16(a, e + 8);
     x.hi[0] = ld_x16(a, e + 32);
@@ -523,10 +579,9 @@ template <bool SOA>
 struct Dp2aQ6_K : Dp4aQ6_K<SOA> {
   using Base = Dp4aQ6_K<SOA>;
   struct X { uint4 g[4]; float d[4]; };
-  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u) {
-    const int64_t b = u >> 3;
-    const int k = int(u & 7), n = k >> 2, l0 = (k & 3) * 8;
-    const int64_t e = b * 256 + 128 * n + l0;
+  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u64) {
+    const int u = int(u64), k = u & 7, n = k >> 2, l0 = (k & 3) * 8;
+    const int e = (u >> 3) * 256 + 128 * n + l0;
 #pragma unroll
     for (int g = 0; g < 4; ++g) {
       x.g[g] = ld_x16(a, e + 32 * g);
@@ -555,7 +610,8 @@ template <bool SOA>
 struct Dp2aQ8_0 : Dp4aQ8_0<SOA> {
   using Base = Dp4aQ8_0<SOA>;
   struct X { uint4 q[2]; float d; };
-  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u) {
+  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u64) {
+    const int u = int(u64);
     x.q[0] = ld_x16(a, u * 16);
     x.q[1] = ld_x16(a, u * 16 + 8);
     x.d = a.xd[u >> 1];

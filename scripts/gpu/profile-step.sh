@@ -10,6 +10,7 @@ o=(); for x in "$@"; do o+=(--opt "$x"); done
 # one warm-up step runs ~300 kernels; skip it and profile the first layer of the next step
 timeout 400 ncu --clock-control none --launch-skip 320 --launch-count 14 \
   --section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
+  --metrics smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_lg_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_wait_per_issue_active.ratio,smsp__average_warps_issue_stalled_math_pipe_throttle_per_issue_active.ratio,smsp__average_warps_issue_stalled_short_scoreboard_per_issue_active.ratio,smsp__average_warps_issue_stalled_no_instruction_per_issue_active.ratio,smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio,smsp__average_warps_issue_stalled_mio_throttle_per_issue_active.ratio,smsp__issue_active.avg.pct_of_peak_sustained_active,smsp__inst_executed.sum,sm__warps_active.avg.pct_of_peak_sustained_active \
   "$P64" decode-proxy "$f" --backend cuda --tokens 3 --prompt-tokens 1 --runs 1 --warmup 0 --no-store --opt graphs=0 "${o[@]}" \
   >"$OUT/ncu.txt" 2>&1
 echo "ncu exit $?"
@@ -33,4 +34,4 @@ cols = ["kernel", "dur", "dram%", "sm%", "regs", "theo%", "occ%", "grid", "block
 print(" ".join("%-22s" % c if c == "kernel" else "%8s" % c for c in cols))
 for r in rows: print(" ".join(("%-22s" % r.get(c, "-")) if c == "kernel" else "%8s" % r.get(c, "-") for c in cols))
 PY
-grep -E "Stall|stall" "$OUT/ncu.txt" | head -20
+grep -E "stalled|issue_active|inst_executed|warps_active|^  [a-z_]+.*\(" "$OUT/ncu.txt" | sed -E 's/smsp__average_warps_issue_stalled_//; s/_per_issue_active.ratio//' | head -${STALL_LINES:-150}

@@ -3,6 +3,8 @@
 # each candidate in order two A/B runs against the configuration promoted so far (the plan's
 # rule: two consecutive wins make a default), and the final numbers of the promoted set on every
 # model: quality against the CPU, decode speed, pp512, a timeline. Prints a table last.
+# Env: CANDIDATES (space-separated switch=value, in order), SWEEP (";"-separated variants timed
+# first, "" = defaults), FINAL=0 stops after the A/B runs.
 # Run from the repository root with OUT set and .dev/gpu, .dev/shared, .gl carried.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -11,6 +13,12 @@ BIN=${BIN:-.dev/gpu}; P64="$BIN/p64"; M=${MODELS:-/tmp/p64-models}; DB="$OUT/lab
 CANDIDATES=${CANDIDATES:-"pdl=1 attn_chunk=16 gemv_regs=cap l2_prefetch=1"}
 TABLE="$OUT/table.txt"; : >"$TABLE"
 row() { echo "$*" | tee -a "$TABLE"; }
+# only a few files come back from $OUT: the logs travel as one archive
+pack_logs() {
+  tar -czf /tmp/logs.tgz -C "$OUT" --exclude=table.txt --exclude=lab.db . 2>/dev/null
+  find "$OUT" -mindepth 1 -maxdepth 1 ! -name table.txt ! -name lab.db -exec rm -rf {} +
+  mv /tmp/logs.tgz "$OUT/logs.tgz"
+}
 opts() { local o=(); for x in $1; do o+=(--opt "$x"); done; echo "${o[@]}"; }
 abcfg() { local c="backend=cuda"; for x in $1; do c="$c,opt.$x"; done; echo "$c"; }
 
@@ -22,8 +30,8 @@ timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --token
 
 speed() { timeout 120 "$P64" decode-proxy "$@" --runs 3 --warmup 1 --db "$DB" --json 2>>"$OUT/speed.err" |
   python3 -c "import json,sys; d=json.load(sys.stdin); m=d['decode_tok_s']; p=d['prefill_tok_s']; print('decode %7.1f [%7.1f-%7.1f] %5.0f GB/s  prefill %8.1f' % (m['median'], m['min'], m['max'], d['effective_gbs']['median'], p['median']))"; }
-for v in "" "pdl=1 attn_chunk=16" "pdl=1 attn_chunk=16 gemv_regs=cap" "pdl=1 attn_chunk=16 gemv_regs=cap l2_prefetch=1" \
-         "pdl=1 attn_chunk=16 gemv_regs=cap l2_prefetch=1 gemv_rows=1" "gemv_regs=cap l2_prefetch=1"; do
+IFS=';' read -ra sweep <<<"${SWEEP:-;l2_prefetch=1;gemv_rows=1}"
+for v in "${sweep[@]}"; do
   row "sweep 3B-Q4_K_M [${v:-default}]: $(speed "$S3" --backend cuda --tokens 128 --prompt-tokens 1 $(opts "$v"))"
 done
 
@@ -41,6 +49,9 @@ done
 base=$(echo $base)
 row "promoted set: ${base:-none}"
 
+if [ "${FINAL:-1}" = 0 ]; then
+  pack_logs; echo "==== table"; cat "$TABLE"; exit 0
+fi
 q() { timeout "$1" "$P64" compare "${@:2}" 2>&1 | grep -E "teacher|greedy:|greedy," | tr -s ' ' | tr '\n' ' '; }
 row "quality stories260K [$base]: $(q 90 "$ST" --backend cuda --tokens 128 --greedy 200 $(opts "$base"))"
 row "quality smollm2 [$base]: $(q 120 "$SM" --backend cuda --tokens 128 --greedy 0 $(opts "$base"))"
@@ -57,5 +68,5 @@ if [ "${WITH_Q8:-1}" = 1 ]; then
   S8=$(SPEED_MODELS="llama-3.2-3b:Q8_0" bash scripts/gpu/acceptance.sh models >/dev/null 2>&1; echo "$M/llama-3.2-3b-Q8_0.p64")
   for v in "" "$base"; do row "final llama-3.2-3b-Q8_0 [${v:-default}]: $(speed "$S8" --backend cuda --tokens 128 --prompt-tokens 1 $(opts "$v"))"; done
 fi
-tar -czf "$OUT/logs.tgz" -C "$OUT" --exclude=logs.tgz . 2>/dev/null
+pack_logs
 echo "==== table"; cat "$TABLE"

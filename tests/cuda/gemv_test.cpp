@@ -1,6 +1,5 @@
 // The decode GEMV against a host reference built from quant.h's dequantize_row, for every
-// weight format (AoS and SoA), every activation path, rows-per-warp, register cap, units in
-// flight and epilogue.
+// weight format (AoS and SoA), both activation paths, every rows-per-warp and epilogue.
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -60,13 +59,8 @@ TEST_P(GemvTest, MatchesHostReferenceOnEveryPathAndEpilogue) {
     ActOnDevice act(x, bits ? bits : 8);
     // integer activations cost about 1/(2^(bits-1)) of each activation's block maximum
     const double tol = !int_path ? 1e-5 : bits == 8 ? 3e-2 : 2e-4;
-    for (int variant = 0; variant < 8; ++variant) {
-      // rows per warp 1, 2, 4 uncapped, then the register-capped instances with 2-4 units in flight
-      const int rpw = variant < 3 ? 1 << variant : 1 + (variant - 3) % 2;
-      const bool cap = variant >= 3;
-      const int in_flight = variant < 5 ? 2 : variant < 7 ? 3 : 4;
-      SCOPED_TRACE("act_bits=" + std::to_string(bits) + " rows_per_warp=" + std::to_string(rpw) +
-                   " cap=" + std::to_string(cap) + " in_flight=" + std::to_string(in_flight));
+    for (int rpw : {1, 2, 4}) {
+      SCOPED_TRACE("act_bits=" + std::to_string(bits) + " rows_per_warp=" + std::to_string(rpw));
       cuda::GemvLaunch g;
       g.nseg = 1;
       g.dtype = uint32_t(c.dtype);
@@ -77,8 +71,6 @@ TEST_P(GemvTest, MatchesHostReferenceOnEveryPathAndEpilogue) {
       g.xs = act.xs.get();
       g.act_bits = bits;
       g.rows_per_warp = rpw;
-      g.cap_registers = cap;
-      g.in_flight = in_flight;
       g.seg[0] = {dg.get(), out.get(), rows, gate.nb};
 
       out.poison();
@@ -146,6 +138,94 @@ TEST(CudaEmbed, DequantizesTheRowTheStepStateNames) {
     cuda::launch_embed(uint32_t(t), dm.get(), rows, n, m.nb, st.get(), out.get(), nullptr);
     const auto got = out.download();
     for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(got[size_t(i)], m.deq[size_t(5 * n + i)], 1e-6) << i;
+  }
+}
+
+}  // namespace
+}  // namespace p64
+
+namespace p64 {
+namespace {
+
+// The qkv_rope epilogue gives what the q/k/v GEMV followed by rope.cu's kernel gives: the
+// rotated q and k in the qkv vector and k, v in the cache, for both activation paths, 2 and 4
+// rows per warp, f16 and f32 caches, a partial rotary dimension, and the projections in one
+// launch or split over two.
+TEST(CudaGemvRope, EpilogueMatchesTheRopeKernel) {
+  P64_REQUIRE_CUDA_DEVICE();
+  const int n_head = 4, n_kv = 2, D = 64, rope_dim = 32, max_ctx = 8, pos = 5;
+  const int64_t n = 256, Q = n_head * D, KV = n_kv * D;
+  std::vector<float> inv(rope_dim / 2);
+  for (int i = 0; i < rope_dim / 2; ++i) inv[size_t(i)] = float(std::pow(10000.0, -2.0 * i / rope_dim));
+  DeviceVec<float> dinv(inv);
+  std::vector<cuda::StepState> st(1);
+  st[0].pos = pos;
+  DeviceVec<cuda::StepState> dst(st);
+  for (DType dtype : {DType::F32, DType::Q4_K_SOA}) {
+    std::mt19937 rng(77 + uint32_t(dtype));
+    const HostMatrix wq = make_matrix(dtype, Q, n, rng), wk = make_matrix(dtype, KV, n, rng),
+                     wv = make_matrix(dtype, KV, n, rng);
+    DeviceVec<uint8_t> dq(wq.bytes), dk(wk.bytes), dv(wv.bytes);
+    std::normal_distribution<float> nd(0.f, 1.f);
+    std::vector<float> x(static_cast<size_t>(n));
+    for (auto& v : x) v = nd(rng);
+    const int bits = dtype == DType::F32 ? 0 : 16;
+    ActOnDevice act(x, 16);
+    for (int rpw : {2, 4})
+      for (int f16 = 0; f16 < 2; ++f16)
+        for (int split : {0, 1}) {
+          SCOPED_TRACE(std::string(dtype_name(dtype)) + " rows_per_warp " + std::to_string(rpw) + " f16 " +
+                       std::to_string(f16) + " split " + std::to_string(split));
+          const size_t cache_bytes = size_t(n_kv) * max_ctx * D * 4;
+          DeviceVec<float> qkv_ref(size_t(Q + 2 * KV)), qkv(size_t(Q + 2 * KV));
+          DeviceVec<uint8_t> kc_ref(cache_bytes), vc_ref(cache_bytes), kc(cache_bytes), vc(cache_bytes);
+          for (auto* c : {&kc_ref, &vc_ref, &kc, &vc}) c->poison();
+          auto launch = [&](float* out, const cuda::GemvRope& rope) {
+            cuda::GemvLaunch g;
+            g.dtype = uint32_t(dtype);
+            g.n = n;
+            g.xf = act.xf.get();
+            g.xq = act.xq.get();
+            g.xd = act.xd.get();
+            g.xs = act.xs.get();
+            g.act_bits = bits;
+            g.rows_per_warp = rpw;
+            g.rope = rope;
+            const cuda::GemvSegment q{dq.get(), out, Q, wq.nb}, k{dk.get(), out + Q, KV, wk.nb},
+                v{dv.get(), out + Q + KV, KV, wv.nb};
+            if (split) {  // q alone, then k and v
+              g.nseg = 1;
+              g.seg[0] = q;
+              cuda::launch_gemv(g, nullptr);
+              g.nseg = 2;
+              g.seg[0] = k;
+              g.seg[1] = v;
+            } else {
+              g.nseg = 3;
+              g.seg[0] = q;
+              g.seg[1] = k;
+              g.seg[2] = v;
+            }
+            cuda::launch_gemv(g, nullptr);
+          };
+          launch(qkv_ref.get(), {});
+          cuda::launch_rope_kv_write(qkv_ref.get(), dinv.get(), n_head, n_kv, D, rope_dim, kc_ref.get(), vc_ref.get(),
+                                     f16, max_ctx, dst.get(), nullptr);
+          launch(qkv.get(), cuda::GemvRope{dinv.get(), qkv.get(), int(Q), int(KV), D, rope_dim, max_ctx, bool(f16),
+                                           kc.get(), vc.get(), dst.get()});
+          const auto a = qkv_ref.download(), b = qkv.download();
+          for (size_t i = 0; i < size_t(Q + KV); ++i) ASSERT_NEAR(b[i], a[i], 1e-5 * (1 + std::fabs(a[i]))) << i;
+          // the written cache rows (position pos of every kv head) agree byte for byte
+          const size_t elem = f16 ? 2 : 4;
+          const auto k0 = kc_ref.download(), k1 = kc.download(), v0 = vc_ref.download(), v1 = vc.download();
+          for (int h = 0; h < n_kv; ++h) {
+            const size_t off = (size_t(h) * max_ctx + pos) * D * elem;
+            for (size_t i = 0; i < D * elem; ++i) {
+              ASSERT_EQ(k0[off + i], k1[off + i]) << "k cache, head " << h << " byte " << i;
+              ASSERT_EQ(v0[off + i], v1[off + i]) << "v cache, head " << h << " byte " << i;
+            }
+          }
+        }
   }
 }
 

@@ -151,6 +151,10 @@ TEST_P(CudaAttention, SplitAndCombineMatchSoftmaxAttention) {
   a.out = {xf.get(), xq.get(), xd.get(), xs.get()};
   a.quantize_out = c.D % 32 == 0;
   a.state = dst.get();
+  // every split its own block, and 3 blocks per kv head walking the splits (attn_grid)
+  for (int grid : {0, 3}) {
+  SCOPED_TRACE("grid_splits " + std::to_string(grid));
+  a.grid_splits = grid;
   xf.poison();
   cuda::launch_attention_decode(a, nullptr);
   cuda::launch_attention_combine(a, nullptr);
@@ -172,6 +176,7 @@ TEST_P(CudaAttention, SplitAndCombineMatchSoftmaxAttention) {
       for (int t = 0; t < c.len; ++t) o += sc[t] * v[(size_t(kvh) * max_ctx + t) * c.D + d];
       ASSERT_NEAR(got[h * c.D + d], o / den, 2e-4) << "head " << h << " dim " << d;
     }
+  }
   }
 }
 

@@ -36,9 +36,8 @@ const std::map<std::string, std::string> kVariants[] = {
     {{"pdl", "1"}, {"attn_chunk", "16"}, {"gemv_regs", "cap"}, {"l2_prefetch", "1"}},
     {{"gemv_regs", "cap"}, {"gemv_rows", "1"}, {"l2_prefetch", "1"}},
     {{"pdl", "0"}, {"gemv_regs", "free"}, {"attn_chunk", "32"}},  // the defaults before 2026-12-03
-    {{"gemv_stream", "4"}}, {{"gemv_stream", "8"}, {"gemv_prologue", "1"}},
-    {{"gemv_stream", "4"}, {"gemv_prologue", "1"}, {"graphs", "0"}}, {{"gemv_stream", "8"}, {"gemv_stream_rows", "2"}},
-    {{"gemv_inflight", "3"}}, {{"gemv_inflight", "4"}, {"gemv_rows", "1"}}};
+    {{"qkv_rope", "1"}, {"attn_grid", "16"}}, {{"qkv_rope", "1"}, {"gemv_rows", "4"}, {"graphs", "0"}},
+    {{"attn_grid", "16"}, {"attn_chunk", "16"}, {"fuse_norm", "1"}}};
 
 std::string describe(const std::map<std::string, std::string>& sw) {
   std::string s;
@@ -81,21 +80,17 @@ TEST(CudaStepSwitches, FusedNormStepHasNoSeparateNormKernelsInside) {
   }
 }
 
-TEST(CudaStepSwitches, PrologueStepHasNoNormOrQuantizeKernels) {
+TEST(CudaStepSwitches, RopeInQkvEpilogueDropsTheRopeKernel) {
   P64_REQUIRE_CUDA_DEVICE();
-  TinyTypes types = soa_mix();
-  types.k = DType::Q4_K_SOA;  // soa_mix's k is Q5_0, which has no integer path
-  auto model = make_tiny_model(types, 34);
-  for (const char* pro : {"0", "1"}) {
+  auto model = make_tiny_model(soa_mix(), 35);
+  for (const char* on : {"0", "1"}) {
     auto gpu = make_cuda_backend();
-    gpu->load(model, with({{"gemv_stream", "4"}, {"gemv_prologue", pro}}));
+    gpu->load(model, with({{"qkv_rope", on}}));
     OpNames ops;
     gpu->set_timeline(&ops);
     gpu->decode_argmax(1, 0);
     gpu->set_timeline(nullptr);
-    const size_t expect = std::string(pro) == "1" ? 0u : 1u;
-    for (const char* name : {"rms_attn", "rms_ffn", "ffn_quant", "rms_final"})
-      EXPECT_EQ(ops.names.count(name), expect) << name << " with gemv_prologue=" << pro;
+    EXPECT_EQ(ops.names.count("rope"), std::string(on) == "1" ? 0u : 1u) << "qkv_rope=" << on;
   }
 }
 
