@@ -24,7 +24,7 @@ abcfg() { local c="backend=cuda"; for x in $1; do c="$c,opt.$x"; done; echo "$c"
 
 SPEED_MODELS="smollm2-360m:Q8_0 llama-3.2-3b:Q4_K_M" TEST_TIMEOUT=200 BACKENDS=cuda bash scripts/gpu/acceptance.sh models tests \
   >"$OUT/acceptance.log" 2>&1
-grep -E "unit tests|FAILED|last started" "$OUT/acceptance.log" | tee -a "$TABLE"
+grep -E "unit tests|FAILED|last started" "$OUT/acceptance.log" | awk '!seen[$0]++' | tee -a "$TABLE"  # the log ends with its own table
 S3=$M/llama-3.2-3b-Q4_K_M.p64; SM=$M/smollm2-360m-Q8_0.p64; ST=$M/stories260K.p64
 timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q
 
