@@ -441,7 +441,8 @@ VkPipeline VulkanBackend::mm_pipe(const DeviceMatrix& m, uint32_t epi) {
 VkPipeline VulkanBackend::embed_pipe() { return pipes_->get("embed_" + *dtype_suffix(embd_m_.dtype), {{2, embd_m_.K}}); }
 
 VkPipeline VulkanBackend::attn_pipe(bool step_pos) {
-  return pipes_->get(tune_.subgroups ? "attn_sg" : "attn", {{0, 128}, {1, step_pos ? 1u : 0u}}, tune_.subgroups);
+  return pipes_->get(tune_.subgroups ? "attn_sg" : "attn", {{0, 128}, {1, step_pos ? 1u : 0u}, {2, hp_.head_dim}},
+                     tune_.subgroups);
 }
 
 VkPipeline VulkanBackend::simple_pipe(const char* name) { return pipes_->get(name, {}); }

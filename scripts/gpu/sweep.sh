@@ -1,13 +1,21 @@
 #!/usr/bin/env bash
-# A quick look at new CUDA decode switches on the GPU machine before any A/B: the unit tests that
+# A quick look at new decode switches on the GPU machine before any A/B: the unit tests that
 # match FILTER, then for each model and each variant the decode speed (tg128 from a near-empty
 # context, median of 3), on the first model the quality against the CPU backend (QUALITY=0: not)
 # and a timeline of each of TIMELINES.
-# Env: VARIANTS, TIMELINES (";"-separated lists of switch=value, "" = defaults), SPEED_MODELS, FILTER.
+# Env: BACKEND (cuda or vulkan, default cuda), VARIANTS, TIMELINES (";"-separated lists of
+# switch=value, "" = defaults), SPEED_MODELS, FILTER.
 # Run from the repository root with OUT set and .dev/gpu, .dev/shared, .gl carried.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export P64_SHARED_DIR=${P64_SHARED_DIR:-$PWD/.dev/shared}
+BACKEND=${BACKEND:-cuda}
+if [ "$BACKEND" = vulkan ]; then  # the loader comes as carried .debs (the machine has the driver only)
+  for d in .gl/*.deb; do dpkg -x "$d" /; done
+  ldconfig
+  [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
+    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
 BIN=${BIN:-.dev/gpu}; P64="$BIN/p64"; M=${MODELS:-/tmp/p64-models}; DB="$OUT/lab.db"; L="$OUT/logs"; mkdir -p "$L"
 SPEED_MODELS=${SPEED_MODELS:-"llama-3.2-3b:Q4_K_M smollm2-360m:Q8_0"}
 VARIANTS=${VARIANTS:-""}
@@ -17,8 +25,8 @@ opts() { local o=(); for x in $1; do o+=(--opt "$x"); done; echo "${o[@]}"; }
 
 SPEED_MODELS="$SPEED_MODELS" OUT="$L" bash scripts/gpu/acceptance.sh models >/dev/null 2>&1
 if [ -n "${FILTER:-}" ]; then
-  timeout "${TEST_TIMEOUT:-200}" "$BIN/p64_cuda_tests" --gtest_filter="$FILTER" >"$L/tests.log" 2>&1
-  row "cuda tests [$FILTER]: exit $? $(grep -E '^\[  (PASSED|FAILED) ' "$L/tests.log" | tr '\n' ' ')"
+  timeout "${TEST_TIMEOUT:-200}" "$BIN/p64_${BACKEND}_tests" --gtest_filter="$FILTER" >"$L/tests.log" 2>&1
+  row "$BACKEND tests [$FILTER]: exit $? $(grep -E '^\[  (PASSED|FAILED) ' "$L/tests.log" | tr '\n' ' ')"
   grep -E '^\[  FAILED  \]|Failure|error' "$L/tests.log" | head -12 >>"$TABLE"
 fi
 speed() { timeout 120 "$P64" decode-proxy "$@" --runs 3 --warmup 1 --db "$DB" --json 2>>"$L/speed.err" |
@@ -28,9 +36,9 @@ for m in $SPEED_MODELS; do
   f="$M/${m%%:*}-${m##*:}.p64"
   IFS=';' read -ra vs <<<"$VARIANTS"
   for v in "${vs[@]}"; do
-    row "$(basename "$f" .p64) [${v:-defaults}]: $(speed "$f" --backend cuda --tokens 128 --prompt-tokens 1 $(opts "$v"))"
+    row "$(basename "$f" .p64) [${v:-defaults}]: $(speed "$f" --backend "$BACKEND" --tokens 128 --prompt-tokens 1 $(opts "$v"))"
     if [ $first = 1 ] && [ "${QUALITY:-1}" = 1 ]; then
-      row "  quality: $(timeout 150 "$P64" compare "$f" --backend cuda --tokens 32 --greedy 0 $(opts "$v") 2>&1 |
+      row "  quality: $(timeout 150 "$P64" compare "$f" --backend "$BACKEND" --tokens 32 --greedy 0 $(opts "$v") 2>&1 |
         grep -E "teacher" | tr -s ' ' | tr '\n' ' ')"
     fi
   done
@@ -39,7 +47,7 @@ done
 f="$M/$(echo "$SPEED_MODELS" | awk '{print $1}' | sed 's/:/-/').p64"
 IFS=';' read -ra ts <<<"${TIMELINES:-}"
 for v in "${ts[@]}"; do
-  timeout 90 "$P64" timeline "$f" --backend cuda --tokens 16 --db "$DB" $(opts "$v") >"$L/timeline.log" 2>&1
+  timeout 90 "$P64" timeline "$f" --backend "$BACKEND" --tokens 16 --db "$DB" $(opts "$v") >"$L/timeline.log" 2>&1
   row "timeline [${v:-defaults}]: $(grep -E 'wall|dispatches' "$L/timeline.log" | tr -s ' ' | tr '\n' ' ')"
   sed -n '/top op/,$p' "$L/timeline.log" | head -12 >>"$TABLE"
 done

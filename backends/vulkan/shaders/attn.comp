@@ -2,41 +2,52 @@
 // Causal attention of one query head and one token per workgroup, over the KV cache of one
 // layer. Positions are taken WG at a time with an online softmax (running max and sum), so
 // no score buffer is needed and any context length works with fixed shared memory.
+// Scores: one position per thread, its key row read as HD/4 independent 16-byte loads (all in
+// flight at once). Values: groups of HD/4 threads each take every NG-th position, one 16-byte
+// slice of the row per thread, four positions' loads issued before their multiply-adds; the
+// groups' partial outputs are summed at the end. Short contexts are bound by memory latency,
+// not bandwidth, so what matters is how many loads are in flight, not how few.
 #include "common.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const bool STEP_POS = true;
-layout(std430, binding = 0) readonly buffer BK { float kc[]; };
-layout(std430, binding = 1) readonly buffer BQ { float q[]; };
-layout(std430, binding = 2) readonly buffer BV { float vc[]; };
-layout(std430, binding = 3) writeonly buffer BO { float o[]; };
+layout(constant_id = 2) const uint HD = 128;  // head_dim, a multiple of 4 up to 4 * WG
+layout(std430, binding = 0) readonly buffer BK { vec4 kc[]; };
+layout(std430, binding = 1) readonly buffer BQ { vec4 q[]; };
+layout(std430, binding = 2) readonly buffer BV { vec4 vc[]; };
+layout(std430, binding = 3) writeonly buffer BO { vec4 o[]; };
 layout(std430, binding = 4) readonly buffer BS { uint step[]; };
 layout(push_constant) uniform PC {
   uint head_dim; uint group;  // query heads per KV head
   uint kv_dim; uint q_dim; uint pos0; float scale;
 } pc;
 const uint WG = gl_WorkGroupSize.x;
+const uint D4 = HD / 4u;   // 16-byte slices of a row = threads of a value group
+const uint NG = WG / D4;   // value groups
 shared float red[WG];
 shared float p[WG];
-shared float qsh[512];
+shared vec4 qsh[D4];
+shared vec4 part[WG];
 #include "reduce.glsl"
 void main() {
   uint tid = gl_LocalInvocationID.x;
   uint h = gl_WorkGroupID.x, n = gl_WorkGroupID.y;
   uint pos = STEP_POS ? step[1] : pc.pos0 + n;
-  uint T = pos + 1u, hd = pc.head_dim;
-  uint kvo = (h / pc.group) * hd;
-  for (uint d = tid; d < hd; d += WG) qsh[d] = q[n * pc.q_dim + h * hd + d] * pc.scale;
+  uint T = pos + 1u;
+  uint row4 = pc.kv_dim / 4u, kvo4 = (h / pc.group) * D4;
+  if (tid < D4) qsh[tid] = q[(n * pc.q_dim + h * HD) / 4u + tid] * pc.scale;
   barrier();
-  float m = -1.0 / 0.0, l = 0.0, o0 = 0.0, o1 = 0.0;
+  uint g = tid / D4, d4 = tid % D4;
+  float m = -1.0 / 0.0, l = 0.0;
+  vec4 acc = vec4(0.0);
   for (uint c0 = 0u; c0 < T; c0 += WG) {
     uint t = c0 + tid;
     float s = -1.0 / 0.0;
     if (t < T) {
+      uint kb = t * row4 + kvo4;
+      vec4 k[D4];
+      [[unroll]] for (uint i = 0u; i < D4; ++i) k[i] = kc[kb + i];
       s = 0.0;
-      uint kb = t * pc.kv_dim + kvo;
-      for (uint d = 0u; d < hd; d += 4u)
-        s += dot(vec4(qsh[d], qsh[d + 1u], qsh[d + 2u], qsh[d + 3u]),
-                 vec4(kc[kb + d], kc[kb + d + 1u], kc[kb + d + 2u], kc[kb + d + 3u]));
+      [[unroll]] for (uint i = 0u; i < D4; ++i) s += dot(qsh[i], k[i]);
     }
     float mn = max(m, wg_max(s));
     float alpha = exp(m - mn);
@@ -44,19 +55,27 @@ void main() {
     p[tid] = e;
     float cs = wg_sum(e);  // its barriers also publish p[]
     l = l * alpha + cs;
+    acc *= alpha;
     uint cnt = min(WG, T - c0);
-    o0 *= alpha;
-    o1 *= alpha;
-    for (uint i = 0u; i < cnt; ++i) {
-      uint vb = (c0 + i) * pc.kv_dim + kvo;
-      float pi = p[i];
-      if (tid < hd) o0 += pi * vc[vb + tid];
-      if (tid + WG < hd) o1 += pi * vc[vb + tid + WG];
+    if (g < NG) {
+      for (uint i0 = g; i0 < cnt; i0 += 4u * NG) {
+        vec4 v[4];
+        [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+          uint i = min(i0 + j * NG, cnt - 1u);
+          v[j] = vc[(c0 + i) * row4 + kvo4 + d4];
+        }
+        [[unroll]] for (uint j = 0u; j < 4u; ++j)
+          if (i0 + j * NG < cnt) acc += p[i0 + j * NG] * v[j];
+      }
     }
     m = mn;
     barrier();
   }
-  uint ob = n * pc.q_dim + h * hd;
-  if (tid < hd) o[ob + tid] = o0 / l;
-  if (tid + WG < hd) o[ob + tid + WG] = o1 / l;
+  part[tid] = acc;
+  barrier();
+  if (tid < D4) {
+    vec4 sum = vec4(0.0);
+    for (uint j = 0u; j < NG; ++j) sum += part[j * D4 + tid];
+    o[(n * pc.q_dim + h * HD) / 4u + tid] = sum / l;
+  }
 }
