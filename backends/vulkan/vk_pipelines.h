@@ -13,7 +13,7 @@
 
 namespace p64::vk {
 
-constexpr uint32_t kBindings = 7;
+constexpr uint32_t kBindings = 8;
 constexpr uint32_t kPushBytes = 64;
 
 struct SpirvModule {

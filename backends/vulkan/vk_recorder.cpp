@@ -90,6 +90,8 @@ void Recorder::copy(VkBuffer src, VkBuffer dst, uint64_t bytes) {
   api().vkCmdCopyBuffer(cmd_, src, dst, 1, &c);
 }
 
+void Recorder::fill_zero(VkBuffer dst) { api().vkCmdFillBuffer(cmd_, dst, 0, VK_WHOLE_SIZE, 0); }
+
 void Recorder::mark(const std::string& name, OpGroup group, int32_t layer) {
   if (!queries_ || queries_used_ >= 1024) return;
   api().vkCmdWriteTimestamp(cmd_, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, queries_, queries_used_++);

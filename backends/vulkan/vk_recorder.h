@@ -43,6 +43,7 @@ class Recorder {
   void barrier();               // compute/transfer writes -> compute/transfer reads and writes
   void barrier_to_host();       // device writes -> host reads after the fence
   void copy(VkBuffer src, VkBuffer dst, uint64_t bytes);
+  void fill_zero(VkBuffer dst);
 
   // Timing: mark() after an op's dispatches closes the span opened by the previous mark().
   void mark(const std::string& name, OpGroup group, int32_t layer);

@@ -21,13 +21,26 @@ constexpr uint32_t kQueries = 1024;
 constexpr uint32_t kStepWords = 4;  // token, pos, result, pad; prefill ids follow
 
 // Push-constant blocks, field for field as the shaders declare them.
-struct MvPC { uint32_t M, wbase, wbase2, nb, x_off, y_off, pos_stride, head_dim, rope_dim; float eps; uint32_t pos; };
-struct AttnPC { uint32_t head_dim, group, kv_dim, q_dim, pos0; float scale; };
+struct MvPC {
+  uint32_t M, wbase, wbase2, nb, x_off, y_off, pos_stride, head_dim, rope_dim;
+  float eps;
+  uint32_t pos;
+  StageChain::Sync sync;
+};
+struct AttnPC {
+  uint32_t head_dim, group, kv_dim, q_dim, pos0;
+  float scale;
+  StageChain::Sync sync;
+};
 struct MmPC { uint32_t M, N, wbase, nb, ldy; };
 struct EmbedPC { uint32_t wbase, nb, tok_off, n_vocab; };
 struct RmsPC { uint32_t K; float eps; };
 struct RopePC { uint32_t q_dim, kv_dim, head_dim, rope_dim, pos0; };
 struct CountPC { uint32_t n; };
+struct ArgmaxPC {
+  uint32_t n;
+  StageChain::Sync sync;
+};
 
 // Shader-name suffix of a weight dtype; nullopt when no shader reads it.
 std::optional<std::string> dtype_suffix(DType t) {
@@ -72,6 +85,9 @@ const std::vector<SwitchInfo>& switch_table() {
        "(gemv_kernel=wide)", "1", "1|2|4", "opt-in"},
       {"fused_gate_up", "gate and up GEMV in one dispatch with SwiGLU in its epilogue", "1", "0|1", "default"},
       {"fuse_norm", "RMS norm computed inside the following GEMV (no dispatch of its own)", "1", "0|1", "default"},
+      {"overlap", "decode dispatches without pipeline barriers: each workgroup issues its first weight loads, "
+       "then waits on a flag the previous stage's workgroups set (needs subgroups, fuse_norm and fused_gate_up)",
+       "0", "0|1", "opt-in"},
       {"pipeline_cache", "persist the pipeline cache under $XDG_CACHE_HOME/p64lab", "1", "0|1", "default"},
       {"prefill_ubatch", "prefill tokens recorded per command buffer", "512", "16..4096", "default"},
   };
@@ -128,7 +144,7 @@ void VulkanBackend::release_model() {
       ctx_->destroy(*b);
   layers_.clear();
   for (vk::Buffer* b : {&staging_, &embd_, &out_norm_, &output_, &x_, &xn_, &q_, &kb_, &vb_, &att_, &g_, &up_,
-                        &logits_, &part_, &rope_, &step_, &readback_})
+                        &logits_, &part_, &rope_, &step_, &readback_, &flags_})
     ctx_->destroy(*b);
   model_.reset();
   max_ctx_ = 0;
@@ -295,6 +311,9 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
     throw Error("vulkan backend: rows_per_group must be 1, 2 or 4");
   tu.fused_gate_up = options.get_bool("fused_gate_up", true);
   tu.fuse_norm = options.get_bool("fuse_norm", true);
+  tu.overlap = options.get_bool("overlap", false);
+  if (tu.overlap && (!tu.subgroups || !tu.fuse_norm || !tu.fused_gate_up))
+    throw Error("vulkan backend: overlap=1 needs subgroup reductions, fuse_norm=1 and fused_gate_up=1");
   tu.pipeline_cache = options.get_bool("pipeline_cache", true);
   tu.ubatch = static_cast<uint32_t>(std::clamp(options.get_int("prefill_ubatch", 512), 16, 4096));
 
@@ -356,6 +375,7 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   part_ = ctx_->create_buffer(8ull * div_up(hp_.n_vocab, logits_rows_), false, "argmax partials");
   step_ = ctx_->create_buffer(4ull * (kStepWords + U), true, "step parameters");
   readback_ = ctx_->create_buffer(4ull * hp_.n_vocab, true, "logits readback");
+  flags_ = ctx_->create_buffer(4ull * (16 + 8 * hp_.n_layer), false, "stage flags");
   host_logits_.assign(hp_.n_vocab, 0.0f);
   build_rope_table();
   ctx_->destroy(staging_);
@@ -383,7 +403,7 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
       mm_pipe(*m, EPI_STORE);
       mm_pipe(*m, EPI_ADD);
     }
-  attn_pipe(false);
+  attn_pipe(false, false);
   for (const char* s : {"rmsnorm", "rope_kv", "silu_mul"}) simple_pipe(s);
   rec_prefill_ = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 16 + 16);
   cmd_prefill_ = ctx_->allocate_command_buffer();
@@ -415,9 +435,10 @@ bool VulkanBackend::mv_wide_fits(const DeviceMatrix& m, uint32_t epi, uint32_t x
   return shared <= ctx_->props.limits.maxComputeSharedMemorySize;
 }
 
-VkPipeline VulkanBackend::mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm, uint32_t x_off) {
+VkPipeline VulkanBackend::mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm, uint32_t x_off,
+                                  bool overlap) {
   const uint32_t rows = mv_rows(epi);
-  const std::string sg = tune_.subgroups ? "_sg" : "";
+  const std::string sg = std::string(tune_.subgroups ? "_sg" : "") + (overlap ? "_ov" : "");
   if (mv_wide_fits(m, epi, x_off)) {
     const uint32_t rpg = std::min(tune_.rows_per_group, rows);
     return pipes_->get("mv_wide_" + *dtype_suffix(m.dtype) + sg,
@@ -440,8 +461,8 @@ VkPipeline VulkanBackend::mm_pipe(const DeviceMatrix& m, uint32_t epi) {
 
 VkPipeline VulkanBackend::embed_pipe() { return pipes_->get("embed_" + *dtype_suffix(embd_m_.dtype), {{2, embd_m_.K}}); }
 
-VkPipeline VulkanBackend::attn_pipe(bool step_pos) {
-  return pipes_->get(tune_.subgroups ? "attn_sg" : "attn", {{0, 128}, {1, step_pos ? 1u : 0u}, {2, hp_.head_dim}},
+VkPipeline VulkanBackend::attn_pipe(bool step_pos, bool overlap) {
+  return pipes_->get(std::string(tune_.subgroups ? "attn_sg" : "attn") + (overlap ? "_ov" : ""), {{0, 128}, {1, step_pos ? 1u : 0u}, {2, hp_.head_dim}},
                      tune_.subgroups);
 }
 
@@ -449,28 +470,29 @@ VkPipeline VulkanBackend::simple_pipe(const char* name) { return pipes_->get(nam
 
 // ---- recording ---------------------------------------------------------------------------
 
-void VulkanBackend::rec_mv(vk::Recorder& r, const DeviceMatrix& m, uint32_t epi, bool fuse_norm, VkBuffer x,
-                           uint32_t x_off, VkBuffer g, VkBuffer y, uint32_t pos_stride) {
-  MvPC pc{m.M, m.base, m.base2, m.nb, x_off, 0, pos_stride, hp_.head_dim, hp_.rope_dim, hp_.rms_eps, 0};
-  r.dispatch(mv_pipe(m, epi, fuse_norm, x_off),
-             {{0, m.buf->buf}, {1, x}, {2, g}, {3, y}, {4, step_.buf}, {5, rope_.buf}, {6, part_.buf}}, pc,
-             div_up(m.M, mv_rows(epi)));
+void VulkanBackend::rec_mv(vk::Recorder& r, StageChain& ch, const DeviceMatrix& m, uint32_t epi, bool fuse_norm,
+                           VkBuffer x, uint32_t x_off, VkBuffer g, VkBuffer y, uint32_t pos_stride) {
+  const uint32_t groups = div_up(m.M, mv_rows(epi));
+  MvPC pc{m.M, m.base, m.base2, m.nb, x_off, 0, pos_stride, hp_.head_dim, hp_.rope_dim, hp_.rms_eps, 0, ch.take(groups)};
+  r.dispatch(mv_pipe(m, epi, fuse_norm, x_off, ch.on),
+             {{0, m.buf->buf}, {1, x}, {2, g}, {3, y}, {4, step_.buf}, {5, rope_.buf}, {6, part_.buf}, {7, flags_.buf}},
+             pc, groups);
 }
 
-void VulkanBackend::rec_logits(vk::Recorder& r, VkBuffer x, uint32_t x_off) {
+void VulkanBackend::rec_logits(vk::Recorder& r, StageChain& ch, VkBuffer x, uint32_t x_off) {
   VkBuffer xin = x;
   if (!tune_.fuse_norm) {
     RmsPC pc{hp_.n_embd, hp_.rms_eps};
     r.dispatch(simple_pipe("rmsnorm"), {{1, x}, {2, out_norm_.buf}, {3, xn_.buf}}, pc, 1);
-    r.barrier();
+    ch.next(r);
     xin = xn_.buf;
     x_off = 0;
   }
-  rec_mv(r, output_m_, EPI_ARGMAX, tune_.fuse_norm, xin, x_off, out_norm_.buf, logits_.buf, 0);
-  r.barrier();
+  rec_mv(r, ch, output_m_, EPI_ARGMAX, tune_.fuse_norm, xin, x_off, out_norm_.buf, logits_.buf, 0);
+  ch.next(r);
   r.mark("logits", OpGroup::Logits, -1);
-  CountPC pc{div_up(output_m_.M, logits_rows_)};
-  r.dispatch(simple_pipe("argmax"), {{4, step_.buf}, {6, part_.buf}}, pc, 1);
+  ArgmaxPC pc{div_up(output_m_.M, logits_rows_), ch.take(1)};
+  r.dispatch(simple_pipe(ch.on ? "argmax_ov" : "argmax"), {{4, step_.buf}, {6, part_.buf}, {7, flags_.buf}}, pc, 1);
   r.mark("argmax", OpGroup::Sample, -1);
 }
 
@@ -479,10 +501,13 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
   r.begin(cmd, queries);
   const bool fn = tune_.fuse_norm;
   const uint32_t kvd = hp_.kv_dim();
+  StageChain ch;
+  ch.on = tune_.overlap;
+  if (ch.on) r.fill_zero(flags_.buf);  // ordered before the first wait by the barrier after embed
   EmbedPC epc{embd_m_.base, embd_m_.nb, 0, hp_.n_vocab};
   const uint32_t units = is_float(embd_m_.dtype) ? embd_m_.K : embd_m_.K / 32;
   r.dispatch(embed_pipe(), {{0, embd_m_.buf->buf}, {3, x_.buf}, {4, step_.buf}}, epc, div_up(units, 64));
-  r.barrier();
+  ch.hard(r);
   r.mark("embed", OpGroup::Other, -1);
   for (uint32_t li = 0; li < hp_.n_layer; ++li) {
     const DeviceLayer& l = layers_[li];
@@ -491,51 +516,53 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
     if (!fn) {
       RmsPC pc{hp_.n_embd, hp_.rms_eps};
       r.dispatch(simple_pipe("rmsnorm"), {{1, x_.buf}, {2, l.attn_norm.buf}, {3, xn_.buf}}, pc, 1);
-      r.barrier();
+      ch.next(r);
       r.mark("rms_attn", OpGroup::Rms, L);
       xin = xn_.buf;
     }
     // Q, K, V: independent dispatches with no barrier between them; RoPE and the KV-cache
     // write happen in their epilogues.
-    rec_mv(r, l.q, EPI_ROPE, fn, xin, 0, l.attn_norm.buf, q_.buf, 0);
-    rec_mv(r, l.k, EPI_ROPE, fn, xin, 0, l.attn_norm.buf, l.kc.buf, kvd);
-    rec_mv(r, l.v, EPI_STORE, fn, xin, 0, l.attn_norm.buf, l.vc.buf, kvd);
-    r.barrier();
+    rec_mv(r, ch, l.q, EPI_ROPE, fn, xin, 0, l.attn_norm.buf, q_.buf, 0);
+    rec_mv(r, ch, l.k, EPI_ROPE, fn, xin, 0, l.attn_norm.buf, l.kc.buf, kvd);
+    rec_mv(r, ch, l.v, EPI_STORE, fn, xin, 0, l.attn_norm.buf, l.vc.buf, kvd);
+    ch.next(r);
     r.mark("qkv", OpGroup::Attn, L);
-    AttnPC apc{hp_.head_dim, hp_.n_head / hp_.n_head_kv, kvd, hp_.q_dim(), 0, 1.0f / std::sqrt(float(hp_.head_dim))};
-    r.dispatch(attn_pipe(true), {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}, {4, step_.buf}}, apc,
+    AttnPC apc{hp_.head_dim, hp_.n_head / hp_.n_head_kv, kvd, hp_.q_dim(), 0, 1.0f / std::sqrt(float(hp_.head_dim)),
+               ch.take(hp_.n_head)};
+    r.dispatch(attn_pipe(true, ch.on),
+               {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}, {4, step_.buf}, {7, flags_.buf}}, apc,
                hp_.n_head);
-    r.barrier();
+    ch.next(r);
     r.mark("sdpa", OpGroup::Attn, L);
-    rec_mv(r, l.o, EPI_ADD, false, att_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
-    r.barrier();
+    rec_mv(r, ch, l.o, EPI_ADD, false, att_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
+    ch.next(r);
     r.mark("o", OpGroup::Attn, L);
     xin = x_.buf;
     if (!fn) {
       RmsPC pc{hp_.n_embd, hp_.rms_eps};
       r.dispatch(simple_pipe("rmsnorm"), {{1, x_.buf}, {2, l.ffn_norm.buf}, {3, xn_.buf}}, pc, 1);
-      r.barrier();
+      ch.next(r);
       r.mark("rms_ffn", OpGroup::Rms, L);
       xin = xn_.buf;
     }
     if (tune_.fused_gate_up) {
-      rec_mv(r, l.gu, EPI_SWIGLU, fn, xin, 0, l.ffn_norm.buf, g_.buf, 0);
+      rec_mv(r, ch, l.gu, EPI_SWIGLU, fn, xin, 0, l.ffn_norm.buf, g_.buf, 0);
     } else {
       DeviceMatrix up = l.gu;
       up.base = l.gu.base2;
-      rec_mv(r, l.gu, EPI_STORE, fn, xin, 0, l.ffn_norm.buf, g_.buf, 0);
-      rec_mv(r, up, EPI_STORE, fn, xin, 0, l.ffn_norm.buf, up_.buf, 0);
-      r.barrier();
+      rec_mv(r, ch, l.gu, EPI_STORE, fn, xin, 0, l.ffn_norm.buf, g_.buf, 0);
+      rec_mv(r, ch, up, EPI_STORE, fn, xin, 0, l.ffn_norm.buf, up_.buf, 0);
+      ch.next(r);
       CountPC pc{hp_.n_ff};
       r.dispatch(simple_pipe("silu_mul"), {{2, up_.buf}, {3, g_.buf}}, pc, div_up(hp_.n_ff, 256));
     }
-    r.barrier();
+    ch.next(r);
     r.mark("gate_up", OpGroup::Ffn, L);
-    rec_mv(r, l.dn, EPI_ADD, false, g_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
-    r.barrier();
+    rec_mv(r, ch, l.dn, EPI_ADD, false, g_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
+    ch.next(r);
     r.mark("down", OpGroup::Ffn, L);
   }
-  rec_logits(r, x_.buf, 0);
+  rec_logits(r, ch, x_.buf, 0);
   if (copy_logits) {
     r.barrier();
     r.copy(logits_.buf, readback_.buf, 4ull * hp_.n_vocab);
@@ -576,7 +603,7 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
     r.barrier();
     r.mark("rope_kv_write", OpGroup::Attn, L);
     AttnPC apc{hp_.head_dim, hp_.n_head / hp_.n_head_kv, kvd, qd, pos0, 1.0f / std::sqrt(float(hp_.head_dim))};
-    r.dispatch(attn_pipe(false), {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}, {4, step_.buf}}, apc,
+    r.dispatch(attn_pipe(false, false), {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}, {4, step_.buf}}, apc,
                hp_.n_head, n);
     r.barrier();
     r.mark("sdpa", OpGroup::Attn, L);
@@ -597,7 +624,10 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
     r.barrier();
     r.mark("down", OpGroup::Ffn, L);
   }
-  if (last) rec_logits(r, x_.buf, (n - 1) * E);
+  if (last) {
+    StageChain barriers;
+    rec_logits(r, barriers, x_.buf, (n - 1) * E);
+  }
   r.barrier_to_host();
   r.end();
 }
@@ -663,6 +693,9 @@ int32_t VulkanBackend::run_decode(int32_t token, int32_t pos, bool want_logits) 
     cmd = want_logits ? cmd_logits_ : cmd_argmax_;
   }
   ctx_->submit_and_wait(cmd);
+  if (tune_.overlap && s[3] != 0)
+    throw DeviceError("Vulkan (overlap=1): a decode dispatch waited too long for the one before it; this device "
+                      "does not start dispatches in order, so run it with overlap=0");
   if (rec) emit_spans(*rec, false, pos);
   if (want_logits) std::memcpy(host_logits_.data(), readback_.mapped, 4ull * hp_.n_vocab);
   logits_fresh_ = want_logits;

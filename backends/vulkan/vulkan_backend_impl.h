@@ -25,6 +25,32 @@ struct DeviceLayer {
   DeviceMatrix q, k, v, o, gu, dn;
 };
 
+// How the decode step orders its stages: a pipeline barrier between them, or with overlap=1
+// no barrier and flag waits in the shaders (shaders/overlap.glsl). A stage is the dispatches
+// between two ordering points; each dispatch signals its stage's slot, waits on the previous.
+struct StageChain {
+  bool on = false;
+  uint32_t slot = 1, prev_wgs = 0, cur_wgs = 0;  // flags[0] is the timed-out-wait word
+  struct Sync {
+    uint32_t wait, target, signal;
+  };
+  Sync take(uint32_t workgroups) {
+    cur_wgs += workgroups;
+    return on ? Sync{slot - 1, prev_wgs, slot} : Sync{0, 0, 0};
+  }
+  void next(vk::Recorder& r) {
+    if (!on) return r.barrier();
+    prev_wgs = cur_wgs;
+    cur_wgs = 0;
+    ++slot;
+  }
+  void hard(vk::Recorder& r) {  // a real barrier even with overlap (the next stage need not wait)
+    r.barrier();
+    prev_wgs = cur_wgs = 0;
+    ++slot;
+  }
+};
+
 // Settings resolved from the switches at load().
 struct Tuning {
   bool subgroups = true;
@@ -35,6 +61,7 @@ struct Tuning {
   uint32_t rows_per_group = 1;   // wide: rows per group of tpr threads
   bool fused_gate_up = true;
   bool fuse_norm = true;
+  bool overlap = false;     // decode stages ordered by flag waits, not barriers (overlap.glsl)
   bool pipeline_cache = true;
   uint32_t ubatch = 512;    // prefill tokens per recorded batch
 };
@@ -70,19 +97,19 @@ class VulkanBackend final : public Backend {
   uint32_t mv_rows(uint32_t epi) const;  // rows per workgroup of a decode GEMV with this epilogue
   // gemv_kernel=wide where the matrix and the input offset allow it (else the scalar kernel).
   bool mv_wide_fits(const DeviceMatrix& m, uint32_t epi, uint32_t x_off) const;
-  VkPipeline mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm, uint32_t x_off);
+  VkPipeline mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm, uint32_t x_off, bool overlap);
   VkPipeline mm_pipe(const DeviceMatrix& m, uint32_t epi);
   VkPipeline embed_pipe();
-  VkPipeline attn_pipe(bool step_pos);
+  VkPipeline attn_pipe(bool step_pos, bool overlap);
   VkPipeline simple_pipe(const char* name);
 
   // Recording.
-  void rec_mv(vk::Recorder& r, const DeviceMatrix& m, uint32_t epi, bool fuse_norm, VkBuffer x, uint32_t x_off,
-              VkBuffer g, VkBuffer y, uint32_t pos_stride);
+  void rec_mv(vk::Recorder& r, StageChain& ch, const DeviceMatrix& m, uint32_t epi, bool fuse_norm, VkBuffer x,
+              uint32_t x_off, VkBuffer g, VkBuffer y, uint32_t pos_stride);
   void record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool copy_logits, VkQueryPool queries);
   void record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, uint32_t n, uint32_t pos0, bool last,
                             VkQueryPool queries);
-  void rec_logits(vk::Recorder& r, VkBuffer x, uint32_t x_off);
+  void rec_logits(vk::Recorder& r, StageChain& ch, VkBuffer x, uint32_t x_off);
   int32_t run_decode(int32_t token, int32_t pos, bool want_logits);
   void emit_spans(const vk::Recorder& r, bool prefill, int32_t step);
   void check_position(int32_t pos, size_t n) const;
@@ -100,7 +127,7 @@ class VulkanBackend final : public Backend {
   vk::Buffer dummy_, staging_, embd_, out_norm_, output_;
   DeviceMatrix embd_m_, output_m_;
   std::vector<DeviceLayer> layers_;
-  vk::Buffer x_, xn_, q_, kb_, vb_, att_, g_, up_, logits_, part_, rope_, step_, readback_;
+  vk::Buffer x_, xn_, q_, kb_, vb_, att_, g_, up_, logits_, part_, rope_, step_, readback_, flags_;
   uint32_t logits_rows_ = 4;
   std::vector<float> host_logits_;
   bool logits_fresh_ = false;  // host_logits_ holds the latest step's logits

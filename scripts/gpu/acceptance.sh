@@ -25,13 +25,7 @@ SUMMARY="$OUT/summary.txt"
 note() { echo "$*" | tee -a "$SUMMARY"; }
 has() { [[ " $STAGES " == *" $1 "* ]]; }
 
-# The Vulkan loader comes as carried .debs (the machine has the driver, not the loader).
-if compgen -G ".gl/*.deb" >/dev/null; then
-  for f in .gl/*.deb; do dpkg -x "$f" /; done
-  ldconfig
-fi
-[ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+source scripts/gpu/vulkan-loader.sh
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee -a "$SUMMARY"
 "$P64" --version | tee -a "$SUMMARY"
@@ -53,7 +47,7 @@ if has models; then
 fi
 
 if has tests; then
-  for t in cuda vulkan; do
+  for t in $BACKENDS; do
     [ -x "$BIN/p64_${t}_tests" ] || continue
     # each test prints its start, so a hang names itself; the whole binary is bounded
     timeout "${TEST_TIMEOUT:-150}" "$BIN/p64_${t}_tests" >"$OUT/${t}_tests.log" 2>&1

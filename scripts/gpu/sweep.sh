@@ -10,12 +10,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 export P64_SHARED_DIR=${P64_SHARED_DIR:-$PWD/.dev/shared}
 BACKEND=${BACKEND:-cuda}
-if [ "$BACKEND" = vulkan ]; then  # the loader comes as carried .debs (the machine has the driver only)
-  for d in .gl/*.deb; do dpkg -x "$d" /; done
-  ldconfig
-  [ -f /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json ] &&
-    export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
+[ "$BACKEND" = vulkan ] && source scripts/gpu/vulkan-loader.sh
 BIN=${BIN:-.dev/gpu}; P64="$BIN/p64"; M=${MODELS:-/tmp/p64-models}; DB="$OUT/lab.db"; L="$OUT/logs"; mkdir -p "$L"
 SPEED_MODELS=${SPEED_MODELS:-"llama-3.2-3b:Q4_K_M smollm2-360m:Q8_0"}
 VARIANTS=${VARIANTS:-""}

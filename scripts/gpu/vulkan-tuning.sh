@@ -10,15 +10,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 
-# The Vulkan loader comes as carried .debs (the machine has the driver, not the loader).
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-# NVIDIA's ICD lives outside the loader's search path there.
-NV_ICD=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f "$NV_ICD" ] &&
-  ! grep -qs nvidia /usr/share/vulkan/icd.d/*.json /etc/vulkan/icd.d/*.json; then
-  export VK_DRIVER_FILES=$NV_ICD
-fi
+source scripts/gpu/vulkan-loader.sh
 
 export P64_SHARED_DIR=${P64_SHARED_DIR:-$PWD/.dev/shared}
 OUT=${OUT:-$PWD/gpu-out}; mkdir -p "$OUT"

@@ -2,6 +2,7 @@
 // logits (quality gate), greedy text, and batched prefill.
 #include <cstdio>
 
+#include "engine/common/error.h"
 #include "engine/lab/quality_gate.h"
 #include "engine/runtime/cpu_backend.h"
 #include "support/shared_files.h"
@@ -119,13 +120,34 @@ TEST_F(VulkanQuality, Stories260kGreedy200TokensIdenticalToCpu) {
   o.max_context = 256;
   auto cpu = make_cpu_backend();
   cpu->load(model, o);
-  auto vk = make_vulkan();
-  vk->load(model, o);
-  int32_t a = 1, b = 1;
-  for (int pos = 0; pos < 200; ++pos) {
-    a = cpu->decode_argmax(a, pos);
-    b = vk->decode_argmax(b, pos);
-    ASSERT_EQ(a, b) << "greedy tokens diverge at position " << pos;
+  std::vector<int32_t> want = {1};
+  for (int pos = 0; pos < 200; ++pos) want.push_back(cpu->decode_argmax(want.back(), pos));
+  // The defaults, and the step without barriers (flag waits between its dispatches).
+  for (const char* overlap : {"0", "1"}) {
+    BackendOptions vo = o;
+    vo.switches["overlap"] = overlap;
+    auto vk = make_vulkan();
+    vk->load(model, vo);
+    int32_t b = 1;
+    for (int pos = 0; pos < 200; ++pos) {
+      b = vk->decode_argmax(b, pos);
+      ASSERT_EQ(want[pos + 1], b) << "overlap=" << overlap << ": greedy tokens diverge at position " << pos;
+    }
+  }
+}
+
+TEST_F(VulkanQuality, OverlapNeedsTheFusedStep) {
+  auto model = make_tiny_model(TinyTypes{}, 16);
+  for (const char* off : {"fuse_norm", "fused_gate_up", "subgroup_reduce"}) {
+    BackendOptions o;
+    o.switches = {{"overlap", "1"}, {off, "0"}};
+    auto vk = make_vulkan();
+    try {
+      vk->load(model, o);
+      ADD_FAILURE() << "overlap=1 with " << off << "=0 was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("overlap=1 needs"), std::string::npos) << e.what();
+    }
   }
 }
 
@@ -192,6 +214,10 @@ TEST_F(VulkanQuality, SwitchVariantsMatchCpu) {
       with_wide({{"threads_per_row", "16"}, {"units_in_flight", "4"}}),
       with_wide({{"fused_gate_up", "0"}}),
       with_wide({{"fuse_norm", "0"}, {"rows_per_group", "2"}}),
+      {{"overlap", "1"}},
+      {{"overlap", "1"}, {"rows_per_workgroup", "1"}},
+      with_wide({{"overlap", "1"}}),
+      with_wide({{"overlap", "1"}, {"rows_per_workgroup", "16"}}),
   };
   for (const auto& v : variants) {
     BackendOptions o;

@@ -8,17 +8,19 @@
 // groups' partial outputs are summed at the end. Short contexts are bound by memory latency,
 // not bandwidth, so what matters is how many loads are in flight, not how few.
 #include "common.glsl"
+#include "overlap.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const bool STEP_POS = true;
 layout(constant_id = 2) const uint HD = 128;  // head_dim, a multiple of 4 up to 4 * WG
-layout(std430, binding = 0) readonly buffer BK { vec4 kc[]; };
-layout(std430, binding = 1) readonly buffer BQ { vec4 q[]; };
-layout(std430, binding = 2) readonly buffer BV { vec4 vc[]; };
+layout(std430, binding = 0) ACT readonly buffer BK { vec4 kc[]; };
+layout(std430, binding = 1) ACT readonly buffer BQ { vec4 q[]; };
+layout(std430, binding = 2) ACT readonly buffer BV { vec4 vc[]; };
 layout(std430, binding = 3) writeonly buffer BO { vec4 o[]; };
 layout(std430, binding = 4) readonly buffer BS { uint step[]; };
 layout(push_constant) uniform PC {
   uint head_dim; uint group;  // query heads per KV head
   uint kv_dim; uint q_dim; uint pos0; float scale;
+  uint ov_wait, ov_target, ov_signal;
 } pc;
 const uint WG = gl_WorkGroupSize.x;
 const uint D4 = HD / 4u;   // 16-byte slices of a row = threads of a value group
@@ -33,6 +35,7 @@ void main() {
   uint h = gl_WorkGroupID.x, n = gl_WorkGroupID.y;
   uint pos = STEP_POS ? step[1] : pc.pos0 + n;
   uint T = pos + 1u;
+  ov_wait(pc.ov_wait, pc.ov_target);
   uint row4 = pc.kv_dim / 4u, kvo4 = (h / pc.group) * D4;
   if (tid < D4) qsh[tid] = q[(n * pc.q_dim + h * HD) / 4u + tid] * pc.scale;
   barrier();
@@ -78,4 +81,5 @@ void main() {
     for (uint j = 0u; j < NG; ++j) sum += part[j * D4 + tid];
     o[(n * pc.q_dim + h * HD) / 4u + tid] = sum / l;
   }
+  ov_signal(pc.ov_signal);
 }

@@ -25,6 +25,7 @@ float xget(uint k) {
 void main() {
   uint tid = gl_LocalInvocationID.x;
   uint row0 = gl_WorkGroupID.x * ROWS;
+  ov_wait(pc.ov_wait, pc.ov_target);
 
   // Stage the input; the RMS scale multiplies the dot products at the end.
   float ss = 0.0;
@@ -73,4 +74,5 @@ void main() {
   barrier();
 
   mv_epilogue(tid, row0);
+  ov_signal(pc.ov_signal);
 }

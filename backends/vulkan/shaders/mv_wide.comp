@@ -14,7 +14,7 @@ layout(constant_id = 9) const uint RPT = 1;  // rows per group of TPR threads
 // The same buffers as 16-byte vectors (the host only picks this kernel when the offsets
 // and K keep them aligned).
 layout(std430, binding = 0) readonly buffer BW4 { uvec4 wq4[]; };
-layout(std430, binding = 1) readonly buffer BX4 { vec4 x4[]; };
+layout(std430, binding = 1) ACT readonly buffer BX4 { vec4 x4[]; };
 layout(std430, binding = 2) readonly buffer BG4 { vec4 g4[]; };
 
 // Where vec4 i of the input is staged. The lanes of a quarter subgroup read vec4s that lie a
@@ -71,6 +71,7 @@ void main() {
 
   Raw w[SLOTS], w2[SLOTS];
   load_round(rbase, lane, 0u, w, w2);
+  ov_wait(pc.ov_wait, pc.ov_target);
 
   // Stage the input 16 values per step; the RMS scale multiplies the dot products at the end.
   float ss = 0.0;
@@ -154,4 +155,5 @@ void main() {
   barrier();
 
   mv_epilogue(tid, row0);
+  ov_signal(pc.ov_signal);
 }
