@@ -79,6 +79,12 @@ const std::vector<SwitchInfo>& switch_table() {
        "decode GEMV: scalar = one unit per thread at a time; wide = 16-byte loads, units_in_flight units per "
        "row in flight per thread, rows_per_group rows per thread group",
        "scalar", "scalar|wide", "opt-in"},
+      {"max_units_per_thread",
+       "decode GEMV: per matrix, double threads_per_row (up to 128, and 1024 threads per workgroup) while a "
+       "thread would sum more than this many 32-element units of a row (long rows, e.g. FFN down); 0 = off",
+       "0", "0|2|4|8", "opt-in"},
+      {"attn_splits", "decode attention: workgroups per query head, each over its share of the positions; the "
+       "last to finish merges them (flash-decoding in one dispatch)", "1", "1|2|4|8|16|32", "opt-in"},
       {"units_in_flight", "weight units per row a thread loads before it computes on them (gemv_kernel=wide)", "2",
        "1|2|4|8", "opt-in"},
       {"rows_per_group", "rows one group of threads_per_row threads sums together, sharing input reads "
@@ -144,7 +150,8 @@ void VulkanBackend::release_model() {
       ctx_->destroy(*b);
   layers_.clear();
   for (vk::Buffer* b : {&staging_, &embd_, &out_norm_, &output_, &x_, &xn_, &q_, &kb_, &vb_, &att_, &g_, &up_,
-                        &logits_, &part_, &rope_, &step_, &readback_, &flags_})
+                        &logits_, &part_, &rope_, &step_, &readback_, &flags_,
+                        &attn_partial_, &attn_arrived_})
     ctx_->destroy(*b);
   model_.reset();
   max_ctx_ = 0;
@@ -300,6 +307,11 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   if (tu.subgroups && tu.tpr % ctx_->max_subgroup != 0) tu.subgroups = false;  // rows must not share a subgroup
   if (tu.rows * tu.tpr > ctx_->props.limits.maxComputeWorkGroupInvocations)
     throw Error("vulkan backend: rows_per_workgroup x threads_per_row exceeds the device's workgroup size");
+  tu.attn_splits = static_cast<uint32_t>(options.get_int("attn_splits", 1));
+  if (tu.attn_splits == 0 || tu.attn_splits > 32 || (tu.attn_splits & (tu.attn_splits - 1)))
+    throw Error("vulkan backend: attn_splits must be 1, 2, 4, 8, 16 or 32");
+  tu.max_units = static_cast<uint32_t>(options.get_int("max_units_per_thread", 0));
+  if (tu.max_units > 64) throw Error("vulkan backend: max_units_per_thread must be 0 (off) or at most 64");
   const std::string kernel = options.switches.count("gemv_kernel") ? options.switches.at("gemv_kernel") : "scalar";
   if (kernel != "scalar" && kernel != "wide") throw Error("vulkan backend: gemv_kernel must be scalar or wide");
   tu.wide = kernel == "wide";
@@ -376,6 +388,9 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   step_ = ctx_->create_buffer(4ull * (kStepWords + U), true, "step parameters");
   readback_ = ctx_->create_buffer(4ull * hp_.n_vocab, true, "logits readback");
   flags_ = ctx_->create_buffer(4ull * (16 + 8 * hp_.n_layer), false, "stage flags");
+  attn_partial_ = ctx_->create_buffer(16ull * hp_.n_head * tu.attn_splits * (hp_.head_dim / 4 + 1), false,
+                                      "attention partials");
+  attn_arrived_ = ctx_->create_buffer(4ull * hp_.n_head, false, "attention arrivals");
   host_logits_.assign(hp_.n_vocab, 0.0f);
   build_rope_table();
   ctx_->destroy(staging_);
@@ -425,33 +440,44 @@ uint32_t VulkanBackend::mv_rows(uint32_t epi) const {
   return tune_.rows;
 }
 
+uint32_t VulkanBackend::mv_tpr(const DeviceMatrix& m, uint32_t epi) const {
+  uint32_t tpr = tune_.tpr;
+  if (tune_.max_units == 0) return tpr;
+  const uint32_t units = std::max<uint32_t>(m.K / 32, 1);
+  while (units > tune_.max_units * tpr && tpr < 128 && 2 * tpr * mv_rows(epi) <= 1024 &&
+         2 * tpr * mv_rows(epi) <= ctx_->props.limits.maxComputeWorkGroupInvocations)
+    tpr *= 2;
+  return tpr;
+}
+
 bool VulkanBackend::mv_wide_fits(const DeviceMatrix& m, uint32_t epi, uint32_t x_off) const {
   if (!tune_.wide || m.K % 32 != 0 || x_off % 4 != 0) return false;
   const uint32_t rows = mv_rows(epi);
   const uint32_t rpg = std::min(tune_.rows_per_group, rows);
   // mv_wide.comp's shared arrays: the padded input, its 16-sums, the reductions, the results.
   const uint64_t input = 16ull * (m.K / 4 + m.K / 32 + m.K / 64) + m.K / 4;
-  const uint64_t shared = input + 8ull * (rows / rpg) * tune_.tpr * rpg + 8ull * rows + 64;
+  const uint64_t shared = input + 8ull * (rows / rpg) * mv_tpr(m, epi) * rpg + 8ull * rows + 64;
   return shared <= ctx_->props.limits.maxComputeSharedMemorySize;
 }
 
 VkPipeline VulkanBackend::mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm, uint32_t x_off,
                                   bool overlap) {
   const uint32_t rows = mv_rows(epi);
+  const uint32_t tpr = mv_tpr(m, epi);
   const std::string sg = std::string(tune_.subgroups ? "_sg" : "") + (overlap ? "_ov" : "");
   if (mv_wide_fits(m, epi, x_off)) {
     const uint32_t rpg = std::min(tune_.rows_per_group, rows);
     return pipes_->get("mv_wide_" + *dtype_suffix(m.dtype) + sg,
-                       {{0, rows / rpg * tune_.tpr}, {1, rows}, {2, m.K}, {3, tune_.tpr}, {4, epi},
+                       {{0, rows / rpg * tpr}, {1, rows}, {2, m.K}, {3, tpr}, {4, epi},
                         {5, fuse_norm ? 1u : 0u}, {7, 1}, {8, tune_.units_in_flight}, {9, rpg}},
                        tune_.subgroups);
   }
-  const uint32_t wg = rows * tune_.tpr;
+  const uint32_t wg = rows * tpr;
   const uint64_t fixed = 4ull * (2 * wg + 2 * rows) + 64;
   const uint32_t xs = 4ull * m.K + fixed <= ctx_->props.limits.maxComputeSharedMemorySize ? m.K : 1;
   const std::string name = "mv_" + *dtype_suffix(m.dtype) + sg;
   return pipes_->get(name,
-                     {{0, wg}, {1, rows}, {2, m.K}, {3, tune_.tpr}, {4, epi}, {5, fuse_norm ? 1u : 0u}, {6, xs}, {7, 1}},
+                     {{0, wg}, {1, rows}, {2, m.K}, {3, tpr}, {4, epi}, {5, fuse_norm ? 1u : 0u}, {6, xs}, {7, 1}},
                      tune_.subgroups);
 }
 
@@ -462,8 +488,9 @@ VkPipeline VulkanBackend::mm_pipe(const DeviceMatrix& m, uint32_t epi) {
 VkPipeline VulkanBackend::embed_pipe() { return pipes_->get("embed_" + *dtype_suffix(embd_m_.dtype), {{2, embd_m_.K}}); }
 
 VkPipeline VulkanBackend::attn_pipe(bool step_pos, bool overlap) {
-  return pipes_->get(std::string(tune_.subgroups ? "attn_sg" : "attn") + (overlap ? "_ov" : ""), {{0, 128}, {1, step_pos ? 1u : 0u}, {2, hp_.head_dim}},
-                     tune_.subgroups);
+  const uint32_t splits = step_pos ? tune_.attn_splits : 1;  // prefill: one workgroup per head and token
+  return pipes_->get(std::string(tune_.subgroups ? "attn_sg" : "attn") + (overlap ? "_ov" : ""),
+                     {{0, 128}, {1, step_pos ? 1u : 0u}, {2, hp_.head_dim}, {3, splits}}, tune_.subgroups);
 }
 
 VkPipeline VulkanBackend::simple_pipe(const char* name) { return pipes_->get(name, {}); }
@@ -503,7 +530,9 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
   const uint32_t kvd = hp_.kv_dim();
   StageChain ch;
   ch.on = tune_.overlap;
-  if (ch.on) r.fill_zero(flags_.buf);  // ordered before the first wait by the barrier after embed
+  // Both ordered before their first use by the barrier after embed.
+  if (ch.on) r.fill_zero(flags_.buf);
+  if (tune_.attn_splits > 1) r.fill_zero(attn_arrived_.buf);
   EmbedPC epc{embd_m_.base, embd_m_.nb, 0, hp_.n_vocab};
   const uint32_t units = is_float(embd_m_.dtype) ? embd_m_.K : embd_m_.K / 32;
   r.dispatch(embed_pipe(), {{0, embd_m_.buf->buf}, {3, x_.buf}, {4, step_.buf}}, epc, div_up(units, 64));
@@ -528,10 +557,11 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
     ch.next(r);
     r.mark("qkv", OpGroup::Attn, L);
     AttnPC apc{hp_.head_dim, hp_.n_head / hp_.n_head_kv, kvd, hp_.q_dim(), 0, 1.0f / std::sqrt(float(hp_.head_dim)),
-               ch.take(hp_.n_head)};
+               ch.take(hp_.n_head * tune_.attn_splits)};
     r.dispatch(attn_pipe(true, ch.on),
-               {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}, {4, step_.buf}, {7, flags_.buf}}, apc,
-               hp_.n_head);
+               {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}, {4, step_.buf}, {5, attn_partial_.buf},
+                {6, attn_arrived_.buf}, {7, flags_.buf}},
+               apc, hp_.n_head * tune_.attn_splits);
     ch.next(r);
     r.mark("sdpa", OpGroup::Attn, L);
     rec_mv(r, ch, l.o, EPI_ADD, false, att_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);

@@ -56,6 +56,8 @@ struct Tuning {
   bool subgroups = true;
   uint32_t rows = 4;        // rows per workgroup of the decode GEMV
   uint32_t tpr = 32;        // threads per row
+  uint32_t attn_splits = 1;  // decode attention workgroups per head
+  uint32_t max_units = 0;   // max_units_per_thread: per-matrix threads per row (0 = off)
   bool wide = false;        // gemv_kernel=wide (mv_wide.comp)
   uint32_t units_in_flight = 2;  // wide: units per row a thread loads before computing
   uint32_t rows_per_group = 1;   // wide: rows per group of tpr threads
@@ -96,6 +98,7 @@ class VulkanBackend final : public Backend {
   // Pipelines by role.
   uint32_t mv_rows(uint32_t epi) const;  // rows per workgroup of a decode GEMV with this epilogue
   // gemv_kernel=wide where the matrix and the input offset allow it (else the scalar kernel).
+  uint32_t mv_tpr(const DeviceMatrix& m, uint32_t epi) const;  // threads per row for this matrix
   bool mv_wide_fits(const DeviceMatrix& m, uint32_t epi, uint32_t x_off) const;
   VkPipeline mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm, uint32_t x_off, bool overlap);
   VkPipeline mm_pipe(const DeviceMatrix& m, uint32_t epi);
@@ -128,6 +131,7 @@ class VulkanBackend final : public Backend {
   DeviceMatrix embd_m_, output_m_;
   std::vector<DeviceLayer> layers_;
   vk::Buffer x_, xn_, q_, kb_, vb_, att_, g_, up_, logits_, part_, rope_, step_, readback_, flags_;
+  vk::Buffer attn_partial_, attn_arrived_;  // attn_splits > 1
   uint32_t logits_rows_ = 4;
   std::vector<float> host_logits_;
   bool logits_fresh_ = false;  // host_logits_ holds the latest step's logits

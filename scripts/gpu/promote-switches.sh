@@ -3,7 +3,7 @@
 # each candidate in order two A/B runs against the configuration promoted so far (the plan's
 # rule: two consecutive wins make a default), and the final numbers of the promoted set on every
 # model: quality against the CPU, decode speed, pp512, a timeline. Prints a table last.
-# Env: CANDIDATES (space-separated switch=value, in order), SWEEP (";"-separated variants timed
+# Env: CANDIDATES (space-separated switch=value, in order; a+b joins switches into one candidate), SWEEP (";"-separated variants timed
 # first, "" = defaults), FINAL=0 stops after the A/B runs.
 # Run from the repository root with OUT set and .dev/gpu, .dev/shared, .gl carried.
 set -uo pipefail
@@ -41,12 +41,12 @@ base=""
 for sw in $CANDIDATES; do
   v=()
   for i in 1 2; do
-    timeout 150 "$P64" ab "$S3" --a "$(abcfg "$base")" --b "$(abcfg "$base $sw")" --runs 3 --tokens 128 --prompt-tokens 1 \
+    timeout 150 "$P64" ab "$S3" --a "$(abcfg "$base")" --b "$(abcfg "$base ${sw//+/ }")" --runs 3 --tokens 128 --prompt-tokens 1 \
       --quality-tokens 16 --db "$DB" >"$OUT/ab_${sw/=/_}_$i.log" 2>&1
     v+=("$(grep -oE 'VERDICT: [a-z]+' "$OUT/ab_${sw/=/_}_$i.log" | cut -d' ' -f2)")
     row "ab#$i [${base:-default}] + $sw: $(grep -E 'B/A' "$OUT/ab_${sw/=/_}_$i.log" | tr -s ' ') -> ${v[-1]}"
   done
-  [ "${v[1]}" = promoted ] && base="$base $sw"
+  [ "${v[1]}" = promoted ] && base="$base ${sw//+/ }"
 done
 base=$(echo $base)
 row "promoted set: ${base:-none}"

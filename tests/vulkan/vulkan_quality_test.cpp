@@ -122,16 +122,18 @@ TEST_F(VulkanQuality, Stories260kGreedy200TokensIdenticalToCpu) {
   cpu->load(model, o);
   std::vector<int32_t> want = {1};
   for (int pos = 0; pos < 200; ++pos) want.push_back(cpu->decode_argmax(want.back(), pos));
-  // The defaults, and the step without barriers (flag waits between its dispatches).
-  for (const char* overlap : {"0", "1"}) {
+  // The defaults, the step without barriers (flag waits between its dispatches), and attention
+  // split over workgroups (up to 200 positions: several chunks of 128 and merges of splits).
+  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+           {"overlap", "0"}, {"overlap", "1"}, {"attn_splits", "4"}}) {
     BackendOptions vo = o;
-    vo.switches["overlap"] = overlap;
+    vo.switches[k] = v;
     auto vk = make_vulkan();
     vk->load(model, vo);
     int32_t b = 1;
     for (int pos = 0; pos < 200; ++pos) {
       b = vk->decode_argmax(b, pos);
-      ASSERT_EQ(want[pos + 1], b) << "overlap=" << overlap << ": greedy tokens diverge at position " << pos;
+      ASSERT_EQ(want[pos + 1], b) << k << "=" << v << ": greedy tokens diverge at position " << pos;
     }
   }
 }
@@ -218,6 +220,11 @@ TEST_F(VulkanQuality, SwitchVariantsMatchCpu) {
       {{"overlap", "1"}, {"rows_per_workgroup", "1"}},
       with_wide({{"overlap", "1"}}),
       with_wide({{"overlap", "1"}, {"rows_per_workgroup", "16"}}),
+      {{"attn_splits", "2"}},
+      {{"attn_splits", "32"}},  // more splits than positions: empty ones
+      {{"attn_splits", "8"}, {"overlap", "1"}},
+      {{"threads_per_row", "4"}, {"max_units_per_thread", "1"}},  // raised per matrix
+      with_wide({{"threads_per_row", "4"}, {"max_units_per_thread", "1"}}),
   };
   for (const auto& v : variants) {
     BackendOptions o;

@@ -7,16 +7,22 @@
 // slice of the row per thread, four positions' loads issued before their multiply-adds; the
 // groups' partial outputs are summed at the end. Short contexts are bound by memory latency,
 // not bandwidth, so what matters is how many loads are in flight, not how few.
+// SPLITS > 1 (decode): SPLITS workgroups share a head's positions (flash-decoding); each leaves
+// its running max, sum and unnormalised output in `partial`, and the last to arrive (counted in
+// `arrived`, which it resets) merges them, so long contexts need no second dispatch.
 #include "common.glsl"
 #include "overlap.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const bool STEP_POS = true;
 layout(constant_id = 2) const uint HD = 128;  // head_dim, a multiple of 4 up to 4 * WG
+layout(constant_id = 3) const uint SPLITS = 1;
 layout(std430, binding = 0) ACT readonly buffer BK { vec4 kc[]; };
 layout(std430, binding = 1) ACT readonly buffer BQ { vec4 q[]; };
 layout(std430, binding = 2) ACT readonly buffer BV { vec4 vc[]; };
 layout(std430, binding = 3) writeonly buffer BO { vec4 o[]; };
 layout(std430, binding = 4) readonly buffer BS { uint step[]; };
+layout(std430, binding = 5) coherent buffer BM { vec4 partial[]; };  // [head][split]: (m, l), D4 sums
+layout(std430, binding = 6) coherent buffer BA { uint arrived[]; };  // [head]
 layout(push_constant) uniform PC {
   uint head_dim; uint group;  // query heads per KV head
   uint kv_dim; uint q_dim; uint pos0; float scale;
@@ -29,12 +35,14 @@ shared float red[WG];
 shared float p[WG];
 shared vec4 qsh[D4];
 shared vec4 part[WG];
+shared bool last_split;
 #include "reduce.glsl"
 void main() {
   uint tid = gl_LocalInvocationID.x;
-  uint h = gl_WorkGroupID.x, n = gl_WorkGroupID.y;
+  uint h = gl_WorkGroupID.x / SPLITS, sp = gl_WorkGroupID.x % SPLITS, n = gl_WorkGroupID.y;
   uint pos = STEP_POS ? step[1] : pc.pos0 + n;
-  uint T = pos + 1u;
+  uint per = (pos + SPLITS) / SPLITS;  // positions per split, of pos + 1
+  uint t0 = min(pos + 1u, sp * per), T = min(pos + 1u, t0 + per);
   ov_wait(pc.ov_wait, pc.ov_target);
   uint row4 = pc.kv_dim / 4u, kvo4 = (h / pc.group) * D4;
   if (tid < D4) qsh[tid] = q[(n * pc.q_dim + h * HD) / 4u + tid] * pc.scale;
@@ -42,7 +50,7 @@ void main() {
   uint g = tid / D4, d4 = tid % D4;
   float m = -1.0 / 0.0, l = 0.0;
   vec4 acc = vec4(0.0);
-  for (uint c0 = 0u; c0 < T; c0 += WG) {
+  for (uint c0 = t0; c0 < T; c0 += WG) {
     uint t = c0 + tid;
     float s = -1.0 / 0.0;
     if (t < T) {
@@ -76,10 +84,37 @@ void main() {
   }
   part[tid] = acc;
   barrier();
-  if (tid < D4) {
-    vec4 sum = vec4(0.0);
+  vec4 sum = vec4(0.0);
+  if (tid < D4)
     for (uint j = 0u; j < NG; ++j) sum += part[j * D4 + tid];
-    o[(n * pc.q_dim + h * HD) / 4u + tid] = sum / l;
+  uint out4 = (n * pc.q_dim + h * HD) / 4u + tid;
+  if (SPLITS == 1u) {
+    if (tid < D4) o[out4] = sum / l;
+  } else {
+    uint hb = h * SPLITS * (D4 + 1u);
+    if (tid == 0u) partial[hb + sp * (D4 + 1u)] = vec4(m, l, 0.0, 0.0);
+    if (tid < D4) partial[hb + sp * (D4 + 1u) + 1u + tid] = sum;
+    memoryBarrierBuffer();
+    barrier();
+    if (tid == 0u) last_split = atomicAdd(arrived[h], 1u) == SPLITS - 1u;
+    barrier();
+    if (last_split) {
+      memoryBarrierBuffer();
+      if (tid < D4) {
+        float mx = -1.0 / 0.0;
+        for (uint j = 0u; j < SPLITS; ++j) mx = max(mx, partial[hb + j * (D4 + 1u)].x);
+        float lt = 0.0;
+        vec4 ot = vec4(0.0);
+        for (uint j = 0u; j < SPLITS; ++j) {
+          vec4 ml = partial[hb + j * (D4 + 1u)];
+          float w = ml.y > 0.0 ? exp(ml.x - mx) : 0.0;  // an empty split has m = -inf, l = 0
+          lt += w * ml.y;
+          ot += w * partial[hb + j * (D4 + 1u) + 1u + tid];
+        }
+        o[out4] = ot / lt;
+      }
+      if (tid == 0u) arrived[h] = 0u;
+    }
   }
   ov_signal(pc.ov_signal);
 }
