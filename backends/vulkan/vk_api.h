@@ -80,6 +80,7 @@ namespace p64::vk {
   X(vkDestroyFence)                   \
   X(vkResetFences)                    \
   X(vkWaitForFences)                  \
+  X(vkGetFenceStatus)                 \
   X(vkQueueSubmit)                    \
   X(vkQueueWaitIdle)                  \
   X(vkDeviceWaitIdle)

@@ -1,6 +1,7 @@
 #include "backends/vulkan/vk_context.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
@@ -418,13 +419,21 @@ void Context::free_command_buffer(VkCommandBuffer cmd) {
   if (cmd) api().vkFreeCommandBuffers(device, pool_, 1, &cmd);
 }
 
-void Context::submit_and_wait(VkCommandBuffer cmd) {
+void Context::submit_and_wait(VkCommandBuffer cmd, bool poll) {
   Api& a = api();
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd;
   check(a.vkResetFences(device, 1, &fence_), "vkResetFences");
   check(a.vkQueueSubmit(queue, 1, &si, fence_), "vkQueueSubmit");
+  if (poll) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (std::chrono::steady_clock::now() < until) {
+      const VkResult r = a.vkGetFenceStatus(device, fence_);
+      if (r == VK_SUCCESS) return;
+      if (r != VK_NOT_READY) check(r, "vkGetFenceStatus");
+    }
+  }
   check(a.vkWaitForFences(device, 1, &fence_, VK_TRUE, 60ull * 1000 * 1000 * 1000), "vkWaitForFences");
 }
 

@@ -73,7 +73,7 @@ class Context {
   // A primary command buffer from the context's pool, and a blocking submit of it.
   VkCommandBuffer allocate_command_buffer();
   void free_command_buffer(VkCommandBuffer cmd);
-  void submit_and_wait(VkCommandBuffer cmd);
+  void submit_and_wait(VkCommandBuffer cmd, bool poll = false);  // poll: spin on the fence for up to 20 ms first
 
   // The on-disk pipeline cache ($XDG_CACHE_HOME/p64lab/vulkan-pipelines-<uuid>.bin).
   VkPipelineCache pipeline_cache() const { return cache_; }

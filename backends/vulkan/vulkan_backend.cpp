@@ -66,6 +66,9 @@ uint64_t align_up(uint64_t a, uint64_t b) { return (a + b - 1) / b * b; }
 // Promoted from 4 on 2026-12-02: two consecutive A/B wins on the H200, Llama-3.2-3B Q4_K_M
 // (B/A 1.36 and 1.37; docs/results/h200-2026-12-02.md).
 constexpr int kRowsPerWorkgroup = 8;
+// Promoted from 0 (off) on 2026-12-04: two consecutive A/B wins on the H200, Llama-3.2-3B Q4_K_M
+// (B/A 1.047 and 1.056; docs/results/h200-2026-12-04-vulkan-b.txt): FFN down gets 64 threads per row.
+constexpr int kMaxUnitsPerThread = 4;
 
 const std::vector<SwitchInfo>& switch_table() {
   static const std::vector<SwitchInfo> t = {
@@ -82,7 +85,7 @@ const std::vector<SwitchInfo>& switch_table() {
       {"max_units_per_thread",
        "decode GEMV: per matrix, double threads_per_row (up to 128, and 1024 threads per workgroup) while a "
        "thread would sum more than this many 32-element units of a row (long rows, e.g. FFN down); 0 = off",
-       "0", "0|2|4|8", "opt-in"},
+       std::to_string(kMaxUnitsPerThread), "0|2|4|8", "default"},
       {"attn_splits", "decode attention: workgroups per query head, each over its share of the positions; the "
        "last to finish merges them (flash-decoding in one dispatch)", "1", "1|2|4|8|16|32", "opt-in"},
       {"units_in_flight", "weight units per row a thread loads before it computes on them (gemv_kernel=wide)", "2",
@@ -94,6 +97,8 @@ const std::vector<SwitchInfo>& switch_table() {
       {"overlap", "decode dispatches without pipeline barriers: each workgroup issues its first weight loads, "
        "then waits on a flag the previous stage's workgroups set (needs subgroups, fuse_norm and fused_gate_up)",
        "0", "0|1", "opt-in"},
+      {"fence_poll", "wait for a decode step by polling its fence (then blocking after 20 ms) instead of a "
+       "blocking wait, which can add the driver's wake-up latency to every token", "0", "0|1", "opt-in"},
       {"pipeline_cache", "persist the pipeline cache under $XDG_CACHE_HOME/p64lab", "1", "0|1", "default"},
       {"prefill_ubatch", "prefill tokens recorded per command buffer", "512", "16..4096", "default"},
   };
@@ -310,7 +315,7 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   tu.attn_splits = static_cast<uint32_t>(options.get_int("attn_splits", 1));
   if (tu.attn_splits == 0 || tu.attn_splits > 32 || (tu.attn_splits & (tu.attn_splits - 1)))
     throw Error("vulkan backend: attn_splits must be 1, 2, 4, 8, 16 or 32");
-  tu.max_units = static_cast<uint32_t>(options.get_int("max_units_per_thread", 0));
+  tu.max_units = static_cast<uint32_t>(options.get_int("max_units_per_thread", kMaxUnitsPerThread));
   if (tu.max_units > 64) throw Error("vulkan backend: max_units_per_thread must be 0 (off) or at most 64");
   const std::string kernel = options.switches.count("gemv_kernel") ? options.switches.at("gemv_kernel") : "scalar";
   if (kernel != "scalar" && kernel != "wide") throw Error("vulkan backend: gemv_kernel must be scalar or wide");
@@ -327,6 +332,7 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   if (tu.overlap && (!tu.subgroups || !tu.fuse_norm || !tu.fused_gate_up))
     throw Error("vulkan backend: overlap=1 needs subgroup reductions, fuse_norm=1 and fused_gate_up=1");
   tu.pipeline_cache = options.get_bool("pipeline_cache", true);
+  tu.fence_poll = options.get_bool("fence_poll", false);
   tu.ubatch = static_cast<uint32_t>(std::clamp(options.get_int("prefill_ubatch", 512), 16, 4096));
 
   max_ctx_ = options.max_context;
@@ -722,7 +728,7 @@ int32_t VulkanBackend::run_decode(int32_t token, int32_t pos, bool want_logits) 
   } else {
     cmd = want_logits ? cmd_logits_ : cmd_argmax_;
   }
-  ctx_->submit_and_wait(cmd);
+  ctx_->submit_and_wait(cmd, tune_.fence_poll);
   if (tune_.overlap && s[3] != 0)
     throw DeviceError("Vulkan (overlap=1): a decode dispatch waited too long for the one before it; this device "
                       "does not start dispatches in order, so run it with overlap=0");

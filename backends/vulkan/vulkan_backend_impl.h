@@ -65,6 +65,7 @@ struct Tuning {
   bool fuse_norm = true;
   bool overlap = false;     // decode stages ordered by flag waits, not barriers (overlap.glsl)
   bool pipeline_cache = true;
+  bool fence_poll = false;  // decode steps wait by polling the fence
   uint32_t ubatch = 512;    // prefill tokens per recorded batch
 };
 

@@ -223,6 +223,8 @@ TEST_F(VulkanQuality, SwitchVariantsMatchCpu) {
       {{"attn_splits", "2"}},
       {{"attn_splits", "32"}},  // more splits than positions: empty ones
       {{"attn_splits", "8"}, {"overlap", "1"}},
+      {{"max_units_per_thread", "0"}},
+      {{"fence_poll", "1"}},
       {{"threads_per_row", "4"}, {"max_units_per_thread", "1"}},  // raised per matrix
       with_wide({{"threads_per_row", "4"}, {"max_units_per_thread", "1"}}),
   };
