@@ -63,12 +63,20 @@ uint32_t unit_elems(DType t) { return is_float(t) ? 4 : 32; }
 uint32_t div_up(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 uint64_t align_up(uint64_t a, uint64_t b) { return (a + b - 1) / b * b; }
 
-// Promoted from 4 on 2026-12-02: two consecutive A/B wins on the H200, Llama-3.2-3B Q4_K_M
-// (B/A 1.36 and 1.37; docs/results/h200-2026-12-02.md).
-constexpr int kRowsPerWorkgroup = 8;
+// 4 -> 8 on 2026-12-02 (two A/B wins on the H200, Llama-3.2-3B Q4_K_M: B/A 1.36, 1.37); 8 -> 16
+// with gemv_kernel scalar -> wide on 2026-12-04, the pair's three consecutive A/B wins on the same
+// model (B/A 1.052, 1.018, 1.019; docs/results/h200-2026-12-04-vulkan-b.txt). wide alone had won
+// on smollm2-360m Q8_0 (B/A 1.215, 1.246) and was even on the 3B model.
+constexpr int kRowsPerWorkgroup = 16;
+constexpr const char* kGemvKernel = "wide";
 // Promoted from 0 (off) on 2026-12-04: two consecutive A/B wins on the H200, Llama-3.2-3B Q4_K_M
-// (B/A 1.047 and 1.056; docs/results/h200-2026-12-04-vulkan-b.txt): FFN down gets 64 threads per row.
+// (B/A 1.047 and 1.056, scalar kernel at 8 rows): FFN down gets 64 threads per row.
 constexpr int kMaxUnitsPerThread = 4;
+// Promoted from 1 on 2026-12-04: two consecutive A/B wins on the H200 at 4k context, 3B Q4_K_M
+// (B/A 3.49, 3.47); at 128 tokens 8 splits measured even (B/A 1.003, 0.997), so short contexts
+// keep one workgroup per head: below kAttnSplitFrom positions the step is recorded without splits.
+constexpr int kAttnSplits = 16;
+constexpr int kAttnSplitFrom = 512;
 
 const std::vector<SwitchInfo>& switch_table() {
   static const std::vector<SwitchInfo> t = {
@@ -81,13 +89,16 @@ const std::vector<SwitchInfo>& switch_table() {
       {"gemv_kernel",
        "decode GEMV: scalar = one unit per thread at a time; wide = 16-byte loads, units_in_flight units per "
        "row in flight per thread, rows_per_group rows per thread group",
-       "scalar", "scalar|wide", "opt-in"},
+       kGemvKernel, "scalar|wide", "default"},
       {"max_units_per_thread",
        "decode GEMV: per matrix, double threads_per_row (up to 128, and 1024 threads per workgroup) while a "
        "thread would sum more than this many 32-element units of a row (long rows, e.g. FFN down); 0 = off",
        std::to_string(kMaxUnitsPerThread), "0|2|4|8", "default"},
       {"attn_splits", "decode attention: workgroups per query head, each over its share of the positions; the "
-       "last to finish merges them (flash-decoding in one dispatch)", "1", "1|2|4|8|16|32", "opt-in"},
+       "last to finish merges them (flash-decoding in one dispatch), from attn_split_from positions on",
+       std::to_string(kAttnSplits), "1|2|4|8|16|32", "default"},
+      {"attn_split_from", "context length (positions) from which decode attention uses attn_splits",
+       std::to_string(kAttnSplitFrom), "1..1048576", "default"},
       {"units_in_flight", "weight units per row a thread loads before it computes on them (gemv_kernel=wide)", "2",
        "1|2|4|8", "opt-in"},
       {"rows_per_group", "rows one group of threads_per_row threads sums together, sharing input reads "
@@ -98,7 +109,7 @@ const std::vector<SwitchInfo>& switch_table() {
        "then waits on a flag the previous stage's workgroups set (needs subgroups, fuse_norm and fused_gate_up)",
        "0", "0|1", "opt-in"},
       {"fence_poll", "wait for a decode step by polling its fence (then blocking after 20 ms) instead of a "
-       "blocking wait, which can add the driver's wake-up latency to every token", "0", "0|1", "opt-in"},
+       "blocking wait, which can add the driver's wake-up latency to every token", "1", "0|1", "default"},
       {"pipeline_cache", "persist the pipeline cache under $XDG_CACHE_HOME/p64lab", "1", "0|1", "default"},
       {"prefill_ubatch", "prefill tokens recorded per command buffer", "512", "16..4096", "default"},
   };
@@ -139,15 +150,14 @@ void VulkanBackend::release_model() {
   if (!ctx_) return;
   vk::Api& a = vk::api();
   a.vkDeviceWaitIdle(ctx_->device);
-  rec_argmax_.reset();
-  rec_logits_.reset();
-  rec_timed_argmax_.reset();
-  rec_timed_logits_.reset();
-  rec_prefill_.reset();
-  for (VkCommandBuffer* c : {&cmd_argmax_, &cmd_logits_, &cmd_timed_argmax_, &cmd_timed_logits_, &cmd_prefill_}) {
-    ctx_->free_command_buffer(*c);
-    *c = VK_NULL_HANDLE;
+  for (DecodeProgram& p : decode_) {
+    p.rec.reset();
+    ctx_->free_command_buffer(p.cmd);
+    p.cmd = VK_NULL_HANDLE;
   }
+  rec_prefill_.reset();
+  ctx_->free_command_buffer(cmd_prefill_);
+  cmd_prefill_ = VK_NULL_HANDLE;
   if (queries_) a.vkDestroyQueryPool(ctx_->device, queries_, nullptr);
   queries_ = VK_NULL_HANDLE;
   for (auto& l : layers_)
@@ -312,12 +322,13 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   if (tu.subgroups && tu.tpr % ctx_->max_subgroup != 0) tu.subgroups = false;  // rows must not share a subgroup
   if (tu.rows * tu.tpr > ctx_->props.limits.maxComputeWorkGroupInvocations)
     throw Error("vulkan backend: rows_per_workgroup x threads_per_row exceeds the device's workgroup size");
-  tu.attn_splits = static_cast<uint32_t>(options.get_int("attn_splits", 1));
+  tu.attn_splits = static_cast<uint32_t>(options.get_int("attn_splits", kAttnSplits));
+  tu.attn_split_from = static_cast<uint32_t>(std::clamp(options.get_int("attn_split_from", kAttnSplitFrom), 1, 1 << 20));
   if (tu.attn_splits == 0 || tu.attn_splits > 32 || (tu.attn_splits & (tu.attn_splits - 1)))
     throw Error("vulkan backend: attn_splits must be 1, 2, 4, 8, 16 or 32");
   tu.max_units = static_cast<uint32_t>(options.get_int("max_units_per_thread", kMaxUnitsPerThread));
   if (tu.max_units > 64) throw Error("vulkan backend: max_units_per_thread must be 0 (off) or at most 64");
-  const std::string kernel = options.switches.count("gemv_kernel") ? options.switches.at("gemv_kernel") : "scalar";
+  const std::string kernel = options.switches.count("gemv_kernel") ? options.switches.at("gemv_kernel") : kGemvKernel;
   if (kernel != "scalar" && kernel != "wide") throw Error("vulkan backend: gemv_kernel must be scalar or wide");
   tu.wide = kernel == "wide";
   tu.units_in_flight = static_cast<uint32_t>(options.get_int("units_in_flight", 2));
@@ -332,7 +343,8 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   if (tu.overlap && (!tu.subgroups || !tu.fuse_norm || !tu.fused_gate_up))
     throw Error("vulkan backend: overlap=1 needs subgroup reductions, fuse_norm=1 and fused_gate_up=1");
   tu.pipeline_cache = options.get_bool("pipeline_cache", true);
-  tu.fence_poll = options.get_bool("fence_poll", false);
+  // Promoted on 2026-12-04: two A/B wins on the H200, 3B Q4_K_M (B/A 1.042, 1.040).
+  tu.fence_poll = options.get_bool("fence_poll", true);
   tu.ubatch = static_cast<uint32_t>(std::clamp(options.get_int("prefill_ubatch", 512), 16, 4096));
 
   max_ctx_ = options.max_context;
@@ -411,20 +423,16 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   // command buffer serves every position and a step is one submit.
   t0 = Clock::now();
   const double pipes_before = pipes_->create_ms();
-  const uint32_t sets = hp_.n_layer * 12 + 16;
-  rec_argmax_ = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, sets);
-  rec_logits_ = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, sets);
-  cmd_argmax_ = ctx_->allocate_command_buffer();
-  cmd_logits_ = ctx_->allocate_command_buffer();
-  record_decode(*rec_argmax_, cmd_argmax_, false, VK_NULL_HANDLE);
-  record_decode(*rec_logits_, cmd_logits_, true, VK_NULL_HANDLE);
+  for (bool logits : {false, true})
+    for (bool long_ctx : {false, true})
+      if (!long_ctx || tu.attn_splits > 1) decode_program(false, logits, long_ctx);
   // Prefill pipelines too, so that a warm start compiles nothing later.
   for (const DeviceLayer& l : layers_)
     for (const DeviceMatrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gu, &l.dn}) {
       mm_pipe(*m, EPI_STORE);
       mm_pipe(*m, EPI_ADD);
     }
-  attn_pipe(false, false);
+  attn_pipe(false, 0);
   for (const char* s : {"rmsnorm", "rope_kv", "silu_mul"}) simple_pipe(s);
   rec_prefill_ = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 16 + 16);
   cmd_prefill_ = ctx_->allocate_command_buffer();
@@ -493,10 +501,10 @@ VkPipeline VulkanBackend::mm_pipe(const DeviceMatrix& m, uint32_t epi) {
 
 VkPipeline VulkanBackend::embed_pipe() { return pipes_->get("embed_" + *dtype_suffix(embd_m_.dtype), {{2, embd_m_.K}}); }
 
-VkPipeline VulkanBackend::attn_pipe(bool step_pos, bool overlap) {
-  const uint32_t splits = step_pos ? tune_.attn_splits : 1;  // prefill: one workgroup per head and token
+VkPipeline VulkanBackend::attn_pipe(bool overlap, uint32_t splits) {
   return pipes_->get(std::string(tune_.subgroups ? "attn_sg" : "attn") + (overlap ? "_ov" : ""),
-                     {{0, 128}, {1, step_pos ? 1u : 0u}, {2, hp_.head_dim}, {3, splits}}, tune_.subgroups);
+                     {{0, 128}, {1, splits ? 1u : 0u}, {2, hp_.head_dim}, {3, std::max<uint32_t>(splits, 1)}},
+                     tune_.subgroups);
 }
 
 VkPipeline VulkanBackend::simple_pipe(const char* name) { return pipes_->get(name, {}); }
@@ -529,7 +537,18 @@ void VulkanBackend::rec_logits(vk::Recorder& r, StageChain& ch, VkBuffer x, uint
   r.mark("argmax", OpGroup::Sample, -1);
 }
 
-void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool copy_logits, VkQueryPool queries) {
+VulkanBackend::DecodeProgram& VulkanBackend::decode_program(bool timed, bool logits, bool long_ctx) {
+  DecodeProgram& p = decode_[(timed ? 4 : 0) + (logits ? 2 : 0) + (long_ctx ? 1 : 0)];
+  if (!p.rec) {
+    p.rec = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 12 + 16);
+    p.cmd = ctx_->allocate_command_buffer();
+    record_decode(*p.rec, p.cmd, logits, timed ? queries_ : VK_NULL_HANDLE, long_ctx ? tune_.attn_splits : 1);
+  }
+  return p;
+}
+
+void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool copy_logits, VkQueryPool queries,
+                                  uint32_t attn_splits) {
   r.reset();
   r.begin(cmd, queries);
   const bool fn = tune_.fuse_norm;
@@ -538,7 +557,7 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
   ch.on = tune_.overlap;
   // Both ordered before their first use by the barrier after embed.
   if (ch.on) r.fill_zero(flags_.buf);
-  if (tune_.attn_splits > 1) r.fill_zero(attn_arrived_.buf);
+  if (attn_splits > 1) r.fill_zero(attn_arrived_.buf);
   EmbedPC epc{embd_m_.base, embd_m_.nb, 0, hp_.n_vocab};
   const uint32_t units = is_float(embd_m_.dtype) ? embd_m_.K : embd_m_.K / 32;
   r.dispatch(embed_pipe(), {{0, embd_m_.buf->buf}, {3, x_.buf}, {4, step_.buf}}, epc, div_up(units, 64));
@@ -563,11 +582,11 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
     ch.next(r);
     r.mark("qkv", OpGroup::Attn, L);
     AttnPC apc{hp_.head_dim, hp_.n_head / hp_.n_head_kv, kvd, hp_.q_dim(), 0, 1.0f / std::sqrt(float(hp_.head_dim)),
-               ch.take(hp_.n_head * tune_.attn_splits)};
-    r.dispatch(attn_pipe(true, ch.on),
+               ch.take(hp_.n_head * attn_splits)};
+    r.dispatch(attn_pipe(ch.on, attn_splits),
                {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}, {4, step_.buf}, {5, attn_partial_.buf},
                 {6, attn_arrived_.buf}, {7, flags_.buf}},
-               apc, hp_.n_head * tune_.attn_splits);
+               apc, hp_.n_head * attn_splits);
     ch.next(r);
     r.mark("sdpa", OpGroup::Attn, L);
     rec_mv(r, ch, l.o, EPI_ADD, false, att_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
@@ -639,7 +658,7 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
     r.barrier();
     r.mark("rope_kv_write", OpGroup::Attn, L);
     AttnPC apc{hp_.head_dim, hp_.n_head / hp_.n_head_kv, kvd, qd, pos0, 1.0f / std::sqrt(float(hp_.head_dim))};
-    r.dispatch(attn_pipe(false, false), {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}, {4, step_.buf}}, apc,
+    r.dispatch(attn_pipe(false, 0), {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}, {4, step_.buf}}, apc,
                hp_.n_head, n);
     r.barrier();
     r.mark("sdpa", OpGroup::Attn, L);
@@ -713,22 +732,11 @@ int32_t VulkanBackend::run_decode(int32_t token, int32_t pos, bool want_logits) 
   s[0] = static_cast<uint32_t>(token);
   s[1] = static_cast<uint32_t>(pos);
   s[2] = 0xFFFFFFFFu;
-  vk::Recorder* rec = nullptr;
-  VkCommandBuffer cmd;
-  if (sink_ && queries_) {
-    std::unique_ptr<vk::Recorder>& tr = want_logits ? rec_timed_logits_ : rec_timed_argmax_;
-    VkCommandBuffer& tc = want_logits ? cmd_timed_logits_ : cmd_timed_argmax_;
-    if (!tr) {
-      tr = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 12 + 16);
-      tc = ctx_->allocate_command_buffer();
-      record_decode(*tr, tc, want_logits, queries_);
-    }
-    rec = tr.get();
-    cmd = tc;
-  } else {
-    cmd = want_logits ? cmd_logits_ : cmd_argmax_;
-  }
-  ctx_->submit_and_wait(cmd, tune_.fence_poll);
+  const bool timed = sink_ && queries_;
+  const bool long_ctx = tune_.attn_splits > 1 && static_cast<uint32_t>(pos) + 1 >= tune_.attn_split_from;
+  DecodeProgram& prog = decode_program(timed, want_logits, long_ctx);
+  vk::Recorder* rec = timed ? prog.rec.get() : nullptr;
+  ctx_->submit_and_wait(prog.cmd, tune_.fence_poll);
   if (tune_.overlap && s[3] != 0)
     throw DeviceError("Vulkan (overlap=1): a decode dispatch waited too long for the one before it; this device "
                       "does not start dispatches in order, so run it with overlap=0");

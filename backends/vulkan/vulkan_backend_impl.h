@@ -56,7 +56,8 @@ struct Tuning {
   bool subgroups = true;
   uint32_t rows = 4;        // rows per workgroup of the decode GEMV
   uint32_t tpr = 32;        // threads per row
-  uint32_t attn_splits = 1;  // decode attention workgroups per head
+  uint32_t attn_splits = 1;  // decode attention workgroups per head ...
+  uint32_t attn_split_from = 512;  // ... from this many positions on
   uint32_t max_units = 0;   // max_units_per_thread: per-matrix threads per row (0 = off)
   bool wide = false;        // gemv_kernel=wide (mv_wide.comp)
   uint32_t units_in_flight = 2;  // wide: units per row a thread loads before computing
@@ -104,13 +105,19 @@ class VulkanBackend final : public Backend {
   VkPipeline mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm, uint32_t x_off, bool overlap);
   VkPipeline mm_pipe(const DeviceMatrix& m, uint32_t epi);
   VkPipeline embed_pipe();
-  VkPipeline attn_pipe(bool step_pos, bool overlap);
+  VkPipeline attn_pipe(bool overlap, uint32_t splits);  // splits 0: prefill (positions from the push constants)
   VkPipeline simple_pipe(const char* name);
 
   // Recording.
   void rec_mv(vk::Recorder& r, StageChain& ch, const DeviceMatrix& m, uint32_t epi, bool fuse_norm, VkBuffer x,
               uint32_t x_off, VkBuffer g, VkBuffer y, uint32_t pos_stride);
-  void record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool copy_logits, VkQueryPool queries);
+  // One decode step as a pre-recorded command buffer, per (timed, full logits, split attention).
+  struct DecodeProgram {
+    std::unique_ptr<vk::Recorder> rec;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+  };
+  DecodeProgram& decode_program(bool timed, bool logits, bool long_ctx);  // recorded on first use
+  void record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool copy_logits, VkQueryPool queries, uint32_t attn_splits);
   void record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, uint32_t n, uint32_t pos0, bool last,
                             VkQueryPool queries);
   void rec_logits(vk::Recorder& r, StageChain& ch, VkBuffer x, uint32_t x_off);
@@ -137,9 +144,9 @@ class VulkanBackend final : public Backend {
   std::vector<float> host_logits_;
   bool logits_fresh_ = false;  // host_logits_ holds the latest step's logits
 
-  std::unique_ptr<vk::Recorder> rec_argmax_, rec_logits_, rec_timed_argmax_, rec_timed_logits_, rec_prefill_;
-  VkCommandBuffer cmd_argmax_ = VK_NULL_HANDLE, cmd_logits_ = VK_NULL_HANDLE;
-  VkCommandBuffer cmd_timed_argmax_ = VK_NULL_HANDLE, cmd_timed_logits_ = VK_NULL_HANDLE, cmd_prefill_ = VK_NULL_HANDLE;
+  DecodeProgram decode_[8];
+  std::unique_ptr<vk::Recorder> rec_prefill_;
+  VkCommandBuffer cmd_prefill_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   TimelineSink* sink_ = nullptr;
   bool have_origin_ = false;

@@ -123,17 +123,20 @@ TEST_F(VulkanQuality, Stories260kGreedy200TokensIdenticalToCpu) {
   std::vector<int32_t> want = {1};
   for (int pos = 0; pos < 200; ++pos) want.push_back(cpu->decode_argmax(want.back(), pos));
   // The defaults, the step without barriers (flag waits between its dispatches), and attention
-  // split over workgroups (up to 200 positions: several chunks of 128 and merges of splits).
-  for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
-           {"overlap", "0"}, {"overlap", "1"}, {"attn_splits", "4"}}) {
+  // split over workgroups from position 100 on (the step switches programs mid-run; up to 200
+  // positions: several chunks of 128 and merges of splits).
+  for (const std::map<std::string, std::string>& v : std::vector<std::map<std::string, std::string>>{
+           {}, {{"overlap", "1"}}, {{"attn_splits", "4"}, {"attn_split_from", "100"}}}) {
     BackendOptions vo = o;
-    vo.switches[k] = v;
+    vo.switches = v;
+    std::string name;
+    for (const auto& [k, val] : v) name += k + "=" + val + " ";
     auto vk = make_vulkan();
     vk->load(model, vo);
     int32_t b = 1;
     for (int pos = 0; pos < 200; ++pos) {
       b = vk->decode_argmax(b, pos);
-      ASSERT_EQ(want[pos + 1], b) << k << "=" << v << ": greedy tokens diverge at position " << pos;
+      ASSERT_EQ(want[pos + 1], b) << name << ": greedy tokens diverge at position " << pos;
     }
   }
 }
@@ -220,9 +223,10 @@ TEST_F(VulkanQuality, SwitchVariantsMatchCpu) {
       {{"overlap", "1"}, {"rows_per_workgroup", "1"}},
       with_wide({{"overlap", "1"}}),
       with_wide({{"overlap", "1"}, {"rows_per_workgroup", "16"}}),
-      {{"attn_splits", "2"}},
-      {{"attn_splits", "32"}},  // more splits than positions: empty ones
-      {{"attn_splits", "8"}, {"overlap", "1"}},
+      {{"attn_splits", "1"}},
+      {{"attn_splits", "2"}, {"attn_split_from", "1"}},
+      {{"attn_splits", "32"}, {"attn_split_from", "1"}},  // more splits than positions: empty ones
+      {{"attn_splits", "8"}, {"attn_split_from", "4"}, {"overlap", "1"}},
       {{"max_units_per_thread", "0"}},
       {{"fence_poll", "1"}},
       {{"threads_per_row", "4"}, {"max_units_per_thread", "1"}},  // raised per matrix
