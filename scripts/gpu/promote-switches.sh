@@ -12,7 +12,7 @@ export P64_SHARED_DIR=${P64_SHARED_DIR:-$PWD/.dev/shared}
 BACKEND=${BACKEND:-cuda}
 [ "$BACKEND" = vulkan ] && source scripts/gpu/vulkan-loader.sh
 BIN=${BIN:-.dev/gpu}; P64="$BIN/p64"; M=${MODELS:-/tmp/p64-models}; DB="$OUT/lab.db"
-CANDIDATES=${CANDIDATES:-"pdl=1 attn_chunk=16 gemv_regs=cap l2_prefetch=1"}
+CANDIDATES=${CANDIDATES-"pdl=1 attn_chunk=16 gemv_regs=cap l2_prefetch=1"}  # set but empty: none
 TABLE="$OUT/table.txt"; : >"$TABLE"
 row() { echo "$*" | tee -a "$TABLE"; }
 # only a few files come back from $OUT: the logs travel as one archive
