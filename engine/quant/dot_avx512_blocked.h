@@ -14,6 +14,7 @@
 // min) once per super-block through the activation sums of each 16-group.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -209,8 +210,8 @@ void tile(Dec* dec, const ActBatch& x, int t0, float (*res)[4], Prefetch pf) {
         // integer arithmetic: the address may lie past the tensor (a prefetch there is harmless)
         const char* at = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(dec[r].F.f[0]) + pf.ahead +
                                                        static_cast<size_t>(u) * pf.unit_bytes);
-        for (size_t off = 0; off < pf.unit_bytes; off += 64) _mm_prefetch(at + off, _MM_HINT_T1);
-        _mm_prefetch(at + pf.unit_bytes - 1, _MM_HINT_T1);  // the line the unit ends in
+        for (size_t off = 0; off < pf.unit_bytes; off += 64) _mm_prefetch(at + off, _MM_HINT_T0);
+        _mm_prefetch(at + pf.unit_bytes - 1, _MM_HINT_T0);  // the line the unit ends in
       }
     for (int i = 0; i < Dec::kPairs; ++i) {
       const int64_t p = u * Dec::kPairs + i;
@@ -222,6 +223,7 @@ void tile(Dec* dec, const ActBatch& x, int t0, float (*res)[4], Prefetch pf) {
       }
       if constexpr (Dec::kSigned)
         for (int t = 0; t < NT; ++t) xq[t] = _mm512_xor_si512(xq[t], _mm512_set1_epi8(-128));  // x + 128, unsigned
+#pragma GCC unroll 4
       for (int r = 0; r < RM; ++r) {
         const Pair w = dec[r].pair(i);
         // Signed weights: (x + 128) . w counts 128 * sum(w) too, so the integer sum starts from
@@ -229,6 +231,7 @@ void tile(Dec* dec, const ActBatch& x, int t0, float (*res)[4], Prefetch pf) {
         __m512i start = zero;
         if constexpr (Dec::kSigned)
           start = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, _mm512_set1_epi8(-128), w.q));
+#pragma GCC unroll 4
         for (int t = 0; t < NT; ++t) {
           const __m512i sum = Dec::kSigned ? _mm512_dpbusd_epi32(start, xq[t], w.q) : _mm512_dpbusd_epi32(zero, w.q, xq[t]);
           acc[r][t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sum), dx[t]), w.scale, acc[r][t]);
@@ -247,11 +250,14 @@ void tile(Dec* dec, const ActBatch& x, int t0, float (*res)[4], Prefetch pf) {
 }
 
 constexpr int kRows = 4, kTokens = 4;
-// Decode streams every weight once from memory. A prefetch into L2 per unit, this far ahead of
-// each row, spread over the loop rather than issued in a burst per row group: on the 2-core
-// Xeon VM (plain 2-thread read 23-26 GB/s) two threads went from 15 GB/s of Q8_0 weights with
-// no prefetch and 17 with dot_x86.h's per-row burst to 19-20 (8 KiB into L1: 18-19; NTA: 8-12).
-constexpr size_t kSpreadPrefetchAhead = 32768;
+// Decode streams every weight once from memory. A prefetch per unit, this far ahead of each row,
+// spread over the loop rather than issued in a burst per row group: on the 2-core Xeon VM (plain
+// 2-thread read 23-26 GB/s) two threads went from 15 GB/s of Q8_0 weights with no prefetch and
+// 17 with dot_x86.h's per-row burst to 19-20 (32 KiB into L2). On the 2-core EPYC VM (2-thread
+// read ~40 GB/s) 16 KiB into L1 with unrolled row loops and a burst over the first 16 KiB of
+// each range of rows took SmolLM2-360M Q8_0 decode from 41.8 to 51.8 tok/s (medians of six
+// interleaved runs); no prefetch there: 23 tok/s.
+constexpr size_t kSpreadPrefetchAhead = 16384;
 
 template <class Dec, int RM>
 void rows_by_tokens(Dec* dec, const ActBatch& x, int t0, int nt, float (*res)[4], Prefetch pf) {
@@ -266,6 +272,13 @@ void rows_by_tokens(Dec* dec, const ActBatch& x, int t0, int nt, float (*res)[4]
 template <class Dec>
 void run(const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1, float* out, int64_t ldo, bool accumulate) {
   const size_t row_bytes = contiguous_row_bytes(w);
+  if (row_bytes > 0 && x.ntok <= kTokens) {
+    // The spread prefetch runs kSpreadPrefetchAhead bytes ahead of the rows being read, so the
+    // first that many bytes of this range of rows would not be prefetched at all.
+    const char* first = reinterpret_cast<const char*>(row_fields(w, r0).f[0]);
+    const size_t span = std::min(kSpreadPrefetchAhead, static_cast<size_t>(r1 - r0) * row_bytes);
+    for (size_t off = 0; off < span; off += 64) _mm_prefetch(first + off, _MM_HINT_T0);
+  }
   for (int64_t r = r0; r < r1; r += kRows) {
     const int rm = r1 - r < kRows ? static_cast<int>(r1 - r) : kRows;
     Prefetch pf;
