@@ -209,6 +209,13 @@ void ChatPanel::set_replying(bool on) {
   threads_->setEnabled(!on);
 }
 
+// The turn is over for the panel before reply_finished goes out: whoever hears it may send,
+// edit or regenerate at once (the Job object itself is deleted later by its owner).
+void ChatPanel::end_turn() {
+  job_ = nullptr;
+  set_replying(false);
+}
+
 void ChatPanel::send() {
   const QString text = input_->toPlainText().trimmed();
   if (text.isEmpty() || replying()) return;
@@ -348,7 +355,18 @@ void ChatPanel::start_turn(const QString& user_text, bool regenerate) {
     if (!turns_.isEmpty() && turns_.last().role == "assistant" && turns_.last().text.isEmpty()) turns_.removeLast();
     rate_->setText(tr("<b>Chat failed:</b> %1").arg(m.toHtmlEscaped()));
     render();
+    end_turn();
     Q_EMIT reply_finished(false, {});
+  });
+  // Stopped before the turn ran (the engine threw Cancelled while loading or prefilling): no
+  // reply exists, but the turn still ends with reply_finished, as a stopped reply does.
+  connect(job, &Job::cancelled, this, [this, out] {
+    if (out->done) return;
+    if (!turns_.isEmpty() && turns_.last().role == "assistant" && turns_.last().text.isEmpty()) turns_.removeLast();
+    rate_->setText(tr("Stopped before the reply began."));
+    render();
+    end_turn();
+    Q_EMIT reply_finished(true, QString::fromUtf8(stop_reason_name(StopReason::Cancelled)));
   });
   connect(job, &Job::finished, this, [this, out] {
     if (out->engine) {
@@ -368,10 +386,11 @@ void ChatPanel::start_turn(const QString& user_text, bool regenerate) {
       session_id_ = out->turn.session_id;
       rate_->setText(tr("TTFT %1 ms · decode %2 tok/s").arg(1e3 * r.stats.ttft_s, 0, 'f', 1).arg(r.stats.decode_tok_s(), 0, 'f', 1));
       render();
+      end_turn();
       Q_EMIT reply_finished(true, QString::fromUtf8(stop_reason_name(r.stop)));
       reload_conversations();
     }
-    set_replying(false);
+    end_turn();
   });
   wb_.track(job);
 }

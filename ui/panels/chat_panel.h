@@ -75,6 +75,7 @@ class ChatPanel : public Panel {
   void start_turn(const QString& user_text, bool regenerate);
   void render();
   void set_replying(bool on);
+  void end_turn();  // the reply job is over: not replying any more
 
   QComboBox* backend_;
   QSpinBox* threads_;
