@@ -106,8 +106,9 @@ const std::vector<SwitchInfo>& switch_table() {
       {"fused_gate_up", "gate and up GEMV in one dispatch with SwiGLU in its epilogue", "1", "0|1", "default"},
       {"fuse_norm", "RMS norm computed inside the following GEMV (no dispatch of its own)", "1", "0|1", "default"},
       {"overlap", "decode dispatches without pipeline barriers: each workgroup issues its first weight loads, "
-       "then waits on a flag the previous stage's workgroups set (needs subgroups, fuse_norm and fused_gate_up)",
-       "0", "0|1", "opt-in"},
+       "then waits on a flag the previous stage's workgroups set (needs subgroups, fuse_norm and fused_gate_up); "
+       "rejected 2026-12-04: B/A 0.924, 0.937 on the H200",
+       "0", "0|1", "rejected"},
       {"fence_poll", "wait for a decode step by polling its fence (then blocking after 20 ms) instead of a "
        "blocking wait, which can add the driver's wake-up latency to every token", "1", "0|1", "default"},
       {"pipeline_cache", "persist the pipeline cache under $XDG_CACHE_HOME/p64lab", "1", "0|1", "default"},
