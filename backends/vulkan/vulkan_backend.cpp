@@ -406,10 +406,13 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   part_ = ctx_->create_buffer(8ull * div_up(hp_.n_vocab, logits_rows_), false, "argmax partials");
   step_ = ctx_->create_buffer(4ull * (kStepWords + U), true, "step parameters");
   readback_ = ctx_->create_buffer(4ull * hp_.n_vocab, true, "logits readback");
-  flags_ = ctx_->create_buffer(4ull * (16 + 8 * hp_.n_layer), false, "stage flags");
-  attn_partial_ = ctx_->create_buffer(16ull * hp_.n_head * tu.attn_splits * (hp_.head_dim / 4 + 1), false,
-                                      "attention partials");
-  attn_arrived_ = ctx_->create_buffer(4ull * hp_.n_head, false, "attention arrivals");
+  // Only for the switches that use them (unbound slots get the dummy buffer).
+  if (tu.overlap) flags_ = ctx_->create_buffer(4ull * (16 + 8 * hp_.n_layer), false, "stage flags");
+  if (tu.attn_splits > 1) {
+    attn_partial_ = ctx_->create_buffer(16ull * hp_.n_head * tu.attn_splits * (hp_.head_dim / 4 + 1), false,
+                                        "attention partials");
+    attn_arrived_ = ctx_->create_buffer(4ull * hp_.n_head, false, "attention arrivals");
+  }
   host_logits_.assign(hp_.n_vocab, 0.0f);
   build_rope_table();
   ctx_->destroy(staging_);
