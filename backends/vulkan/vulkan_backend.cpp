@@ -103,6 +103,10 @@ const std::vector<SwitchInfo>& switch_table() {
        "1|2|4|8", "opt-in"},
       {"rows_per_group", "rows one group of threads_per_row threads sums together, sharing input reads "
        "(gemv_kernel=wide)", "1", "1|2|4", "opt-in"},
+      {"mantissa_fields", "decode GEMV (gemv_kernel=wide): Q4_K/Q6_K fields or'ed into the mantissa of 1.0 "
+       "(one logic op per element) instead of int-to-float per element; the 1.0 is removed per byte lane "
+       "(1: exact to ~2^-12 of a sum) or per element (2: exact)",
+       "0", "0|1|2", "opt-in"},
       {"fused_gate_up", "gate and up GEMV in one dispatch with SwiGLU in its epilogue", "1", "0|1", "default"},
       {"fuse_norm", "RMS norm computed inside the following GEMV (no dispatch of its own)", "1", "0|1", "default"},
       {"overlap", "decode dispatches without pipeline barriers: each workgroup issues its first weight loads, "
@@ -338,6 +342,8 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   tu.rows_per_group = static_cast<uint32_t>(options.get_int("rows_per_group", 1));
   if (tu.rows_per_group != 1 && tu.rows_per_group != 2 && tu.rows_per_group != 4)
     throw Error("vulkan backend: rows_per_group must be 1, 2 or 4");
+  tu.mantissa = static_cast<uint32_t>(options.get_int("mantissa_fields", 0));
+  if (tu.mantissa > 2) throw Error("vulkan backend: mantissa_fields must be 0, 1 or 2");
   tu.fused_gate_up = options.get_bool("fused_gate_up", true);
   tu.fuse_norm = options.get_bool("fuse_norm", true);
   tu.overlap = options.get_bool("overlap", false);
@@ -487,7 +493,8 @@ VkPipeline VulkanBackend::mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse
     const uint32_t rpg = std::min(tune_.rows_per_group, rows);
     return pipes_->get("mv_wide_" + *dtype_suffix(m.dtype) + sg,
                        {{0, rows / rpg * tpr}, {1, rows}, {2, m.K}, {3, tpr}, {4, epi},
-                        {5, fuse_norm ? 1u : 0u}, {7, 1}, {8, tune_.units_in_flight}, {9, rpg}},
+                        {5, fuse_norm ? 1u : 0u}, {7, 1}, {8, tune_.units_in_flight}, {9, rpg},
+                        {10, tune_.mantissa}},
                        tune_.subgroups);
   }
   const uint32_t wg = rows * tpr;

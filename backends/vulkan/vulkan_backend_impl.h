@@ -62,6 +62,7 @@ struct Tuning {
   bool wide = false;        // gemv_kernel=wide (mv_wide.comp)
   uint32_t units_in_flight = 2;  // wide: units per row a thread loads before computing
   uint32_t rows_per_group = 1;   // wide: rows per group of tpr threads
+  uint32_t mantissa = 0;         // wide: Q4_K/Q6_K fields by mantissa placement (1 lane sums, 2 exact)
   bool fused_gate_up = true;
   bool fuse_norm = true;
   bool overlap = false;     // decode stages ordered by flag waits, not barriers (overlap.glsl)
