@@ -58,11 +58,12 @@ struct Tuning {
   uint32_t tpr = 32;        // threads per row
   uint32_t attn_splits = 1;  // decode attention workgroups per head ...
   uint32_t attn_split_from = 512;  // ... from this many positions on
+  uint32_t attn_value_batch = 4;   // value rows a thread group loads at once
   uint32_t max_units = 0;   // max_units_per_thread: per-matrix threads per row (0 = off)
   bool wide = false;        // gemv_kernel=wide (mv_wide.comp)
   uint32_t units_in_flight = 2;  // wide: units per row a thread loads before computing
   uint32_t rows_per_group = 1;   // wide: rows per group of tpr threads
-  uint32_t mantissa = 0;         // wide: Q4_K/Q6_K fields by mantissa placement (1 lane sums, 2 exact)
+  bool mantissa = true;          // wide: Q4_K/Q6_K fields by mantissa placement
   bool fused_gate_up = true;
   bool fuse_norm = true;
   bool overlap = false;     // decode stages ordered by flag waits, not barriers (overlap.glsl)

@@ -4,7 +4,7 @@
 // no score buffer is needed and any context length works with fixed shared memory.
 // Scores: one position per thread, its key row read as HD/4 independent 16-byte loads (all in
 // flight at once). Values: groups of HD/4 threads each take every NG-th position, one 16-byte
-// slice of the row per thread, four positions' loads issued before their multiply-adds; the
+// slice of the row per thread, VB positions' loads issued before their multiply-adds; the
 // groups' partial outputs are summed at the end. Short contexts are bound by memory latency,
 // not bandwidth, so what matters is how many loads are in flight, not how few.
 // SPLITS > 1 (decode): SPLITS workgroups share a head's positions (flash-decoding); each leaves
@@ -16,6 +16,7 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const bool STEP_POS = true;
 layout(constant_id = 2) const uint HD = 128;  // head_dim, a multiple of 4 up to 4 * WG
 layout(constant_id = 3) const uint SPLITS = 1;
+layout(constant_id = 4) const uint VB = 4;  // positions whose value loads a group issues at once
 layout(std430, binding = 0) ACT readonly buffer BK { vec4 kc[]; };
 layout(std430, binding = 1) ACT readonly buffer BQ { vec4 q[]; };
 layout(std430, binding = 2) ACT readonly buffer BV { vec4 vc[]; };
@@ -69,13 +70,13 @@ void main() {
     acc *= alpha;
     uint cnt = min(WG, T - c0);
     if (g < NG) {
-      for (uint i0 = g; i0 < cnt; i0 += 4u * NG) {
-        vec4 v[4];
-        [[unroll]] for (uint j = 0u; j < 4u; ++j) {
+      for (uint i0 = g; i0 < cnt; i0 += VB * NG) {
+        vec4 v[VB];
+        [[unroll]] for (uint j = 0u; j < VB; ++j) {
           uint i = min(i0 + j * NG, cnt - 1u);
           v[j] = vc[(c0 + i) * row4 + kvo4 + d4];
         }
-        [[unroll]] for (uint j = 0u; j < 4u; ++j)
+        [[unroll]] for (uint j = 0u; j < VB; ++j)
           if (i0 + j * NG < cnt) acc += p[i0 + j * NG] * v[j];
       }
     }

@@ -10,7 +10,7 @@
 #include "mv_interface.glsl"
 layout(constant_id = 8) const uint NU = 2;   // units per row in flight per thread
 layout(constant_id = 9) const uint RPT = 1;  // rows per group of TPR threads
-layout(constant_id = 10) const uint MANTISSA = 0;  // weights_wide.glsl: Q4_K/Q6_K fields by mantissa placement
+layout(constant_id = 10) const bool MANTISSA = true;  // weights_wide.glsl: Q4_K/Q6_K fields by mantissa placement
 
 // The same buffers as 16-byte vectors (the host only picks this kernel when the offsets
 // and K keep them aligned).
