@@ -101,6 +101,8 @@ const std::vector<SwitchInfo>& switch_table() {
        "4", "4|8|16", "opt-in"},
       {"attn_split_from", "context length (positions) from which decode attention uses attn_splits",
        std::to_string(kAttnSplitFrom), "1..1048576", "default"},
+      {"max_workgroup_threads", "decode GEMV: halve a matrix's rows per workgroup while rows x threads per row "
+       "exceed this (FFN down, whose long rows get more threads); 0 = no cap", "0", "0|256|512|1024", "opt-in"},
       {"units_in_flight", "weight units per row a thread loads before it computes on them (gemv_kernel=wide)", "2",
        "1|2|4|8", "opt-in"},
       {"rows_per_group", "rows one group of threads_per_row threads sums together, sharing input reads "
@@ -332,6 +334,8 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   tu.attn_split_from = static_cast<uint32_t>(std::clamp(options.get_int("attn_split_from", kAttnSplitFrom), 1, 1 << 20));
   if (tu.attn_splits == 0 || tu.attn_splits > 32 || (tu.attn_splits & (tu.attn_splits - 1)))
     throw Error("vulkan backend: attn_splits must be 1, 2, 4, 8, 16 or 32");
+  tu.max_wg_threads = static_cast<uint32_t>(options.get_int("max_workgroup_threads", 0));
+  if (tu.max_wg_threads > 1024) throw Error("vulkan backend: max_workgroup_threads must be at most 1024");
   tu.attn_value_batch = static_cast<uint32_t>(options.get_int("attn_value_batch", 4));
   if (tu.attn_value_batch != 4 && tu.attn_value_batch != 8 && tu.attn_value_batch != 16)
     throw Error("vulkan backend: attn_value_batch must be 4, 8 or 16");
@@ -462,25 +466,33 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
 
 // ---- pipelines ---------------------------------------------------------------------------
 
-uint32_t VulkanBackend::mv_rows(uint32_t epi) const {
+uint32_t VulkanBackend::base_rows(uint32_t epi) const {
   if (epi == EPI_ROPE) return std::max<uint32_t>(tune_.rows, 2);
   if (epi == EPI_ARGMAX) return logits_rows_;
   return tune_.rows;
+}
+
+uint32_t VulkanBackend::mv_rows(const DeviceMatrix& m, uint32_t epi) const {
+  uint32_t rows = base_rows(epi);
+  if (epi == EPI_ARGMAX || tune_.max_wg_threads == 0) return rows;  // the argmax partials are sized by rows
+  const uint32_t tpr = mv_tpr(m, epi), min_rows = epi == EPI_ROPE ? 2 : 1;
+  while (rows > min_rows && rows * tpr > tune_.max_wg_threads) rows /= 2;
+  return rows;
 }
 
 uint32_t VulkanBackend::mv_tpr(const DeviceMatrix& m, uint32_t epi) const {
   uint32_t tpr = tune_.tpr;
   if (tune_.max_units == 0) return tpr;
   const uint32_t units = std::max<uint32_t>(m.K / 32, 1);
-  while (units > tune_.max_units * tpr && tpr < 128 && 2 * tpr * mv_rows(epi) <= 1024 &&
-         2 * tpr * mv_rows(epi) <= ctx_->props.limits.maxComputeWorkGroupInvocations)
+  while (units > tune_.max_units * tpr && tpr < 128 && 2 * tpr * base_rows(epi) <= 1024 &&
+         2 * tpr * base_rows(epi) <= ctx_->props.limits.maxComputeWorkGroupInvocations)
     tpr *= 2;
   return tpr;
 }
 
 bool VulkanBackend::mv_wide_fits(const DeviceMatrix& m, uint32_t epi, uint32_t x_off) const {
   if (!tune_.wide || m.K % 32 != 0 || x_off % 4 != 0) return false;
-  const uint32_t rows = mv_rows(epi);
+  const uint32_t rows = mv_rows(m, epi);
   const uint32_t rpg = std::min(tune_.rows_per_group, rows);
   // mv_wide.comp's shared arrays: the padded input, its 16-sums, the reductions, the results.
   const uint64_t input = 16ull * (m.K / 4 + m.K / 32 + m.K / 64) + m.K / 4;
@@ -490,7 +502,7 @@ bool VulkanBackend::mv_wide_fits(const DeviceMatrix& m, uint32_t epi, uint32_t x
 
 VkPipeline VulkanBackend::mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm, uint32_t x_off,
                                   bool overlap) {
-  const uint32_t rows = mv_rows(epi);
+  const uint32_t rows = mv_rows(m, epi);
   const uint32_t tpr = mv_tpr(m, epi);
   const std::string sg = std::string(tune_.subgroups ? "_sg" : "") + (overlap ? "_ov" : "");
   if (mv_wide_fits(m, epi, x_off)) {
@@ -529,7 +541,7 @@ VkPipeline VulkanBackend::simple_pipe(const char* name) { return pipes_->get(nam
 
 void VulkanBackend::rec_mv(vk::Recorder& r, StageChain& ch, const DeviceMatrix& m, uint32_t epi, bool fuse_norm,
                            VkBuffer x, uint32_t x_off, VkBuffer g, VkBuffer y, uint32_t pos_stride) {
-  const uint32_t groups = div_up(m.M, mv_rows(epi));
+  const uint32_t groups = div_up(m.M, mv_rows(m, epi));
   MvPC pc{m.M, m.base, m.base2, m.nb, x_off, 0, pos_stride, hp_.head_dim, hp_.rope_dim, hp_.rms_eps, 0, ch.take(groups)};
   r.dispatch(mv_pipe(m, epi, fuse_norm, x_off, ch.on),
              {{0, m.buf->buf}, {1, x}, {2, g}, {3, y}, {4, step_.buf}, {5, rope_.buf}, {6, part_.buf}, {7, flags_.buf}},

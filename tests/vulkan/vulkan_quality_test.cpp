@@ -251,6 +251,8 @@ TEST_F(VulkanQuality, SwitchVariantsMatchCpu) {
       {{"attn_splits", "32"}, {"attn_split_from", "1"}},  // more splits than positions: empty ones
       {{"attn_splits", "8"}, {"attn_split_from", "4"}, {"overlap", "1"}},
       {{"attn_value_batch", "8"}},
+      {{"max_workgroup_threads", "256"}},
+      with_wide({{"max_workgroup_threads", "32"}}),  // one row per workgroup, two for RoPE
       {{"attn_value_batch", "16"}, {"attn_splits", "2"}, {"attn_split_from", "1"}},
       {{"max_units_per_thread", "0"}},
       {{"fence_poll", "1"}},
