@@ -72,6 +72,11 @@ constexpr const char* kGemvKernel = "wide";
 // Promoted from 0 (off) on 2026-12-04: two consecutive A/B wins on the H200, Llama-3.2-3B Q4_K_M
 // (B/A 1.047 and 1.056, scalar kernel at 8 rows): FFN down gets 64 threads per row.
 constexpr int kMaxUnitsPerThread = 4;
+// Both promoted on 2026-12-04, each with two consecutive A/B wins on the H200, 3B Q4_K_M
+// (docs/results/h200-2026-12-04-vulkan-c.txt): max_workgroup_threads 0 -> 512 (B/A 1.004, 1.002;
+// FFN down drops to 8 rows of 64 threads), then units_in_flight 2 -> 1 on top (B/A 1.058, 1.059).
+constexpr int kMaxWorkgroupThreads = 512;
+constexpr int kUnitsInFlight = 1;
 // Promoted from 1 on 2026-12-04: two consecutive A/B wins on the H200 at 4k context, 3B Q4_K_M
 // (B/A 3.49, 3.47); at 128 tokens 8 splits measured even (B/A 1.003, 0.997), so short contexts
 // keep one workgroup per head: below kAttnSplitFrom positions the step is recorded without splits.
@@ -102,9 +107,10 @@ const std::vector<SwitchInfo>& switch_table() {
       {"attn_split_from", "context length (positions) from which decode attention uses attn_splits",
        std::to_string(kAttnSplitFrom), "1..1048576", "default"},
       {"max_workgroup_threads", "decode GEMV: halve a matrix's rows per workgroup while rows x threads per row "
-       "exceed this (FFN down, whose long rows get more threads); 0 = no cap", "0", "0|256|512|1024", "opt-in"},
-      {"units_in_flight", "weight units per row a thread loads before it computes on them (gemv_kernel=wide)", "2",
-       "1|2|4|8", "opt-in"},
+       "exceed this (FFN down, whose long rows get more threads); 0 = no cap", std::to_string(kMaxWorkgroupThreads),
+       "0|256|512|1024", "default"},
+      {"units_in_flight", "weight units per row a thread loads before it computes on them (gemv_kernel=wide)",
+       std::to_string(kUnitsInFlight), "1|2|4|8", "default"},
       {"rows_per_group", "rows one group of threads_per_row threads sums together, sharing input reads "
        "(gemv_kernel=wide)", "1", "1|2|4", "opt-in"},
       {"mantissa_fields", "decode GEMV (gemv_kernel=wide): Q4_K/Q6_K fields or'ed into the mantissa of 1.0 "
@@ -334,7 +340,7 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   tu.attn_split_from = static_cast<uint32_t>(std::clamp(options.get_int("attn_split_from", kAttnSplitFrom), 1, 1 << 20));
   if (tu.attn_splits == 0 || tu.attn_splits > 32 || (tu.attn_splits & (tu.attn_splits - 1)))
     throw Error("vulkan backend: attn_splits must be 1, 2, 4, 8, 16 or 32");
-  tu.max_wg_threads = static_cast<uint32_t>(options.get_int("max_workgroup_threads", 0));
+  tu.max_wg_threads = static_cast<uint32_t>(options.get_int("max_workgroup_threads", kMaxWorkgroupThreads));
   if (tu.max_wg_threads > 1024) throw Error("vulkan backend: max_workgroup_threads must be at most 1024");
   tu.attn_value_batch = static_cast<uint32_t>(options.get_int("attn_value_batch", 4));
   if (tu.attn_value_batch != 4 && tu.attn_value_batch != 8 && tu.attn_value_batch != 16)
@@ -344,7 +350,7 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   const std::string kernel = options.switches.count("gemv_kernel") ? options.switches.at("gemv_kernel") : kGemvKernel;
   if (kernel != "scalar" && kernel != "wide") throw Error("vulkan backend: gemv_kernel must be scalar or wide");
   tu.wide = kernel == "wide";
-  tu.units_in_flight = static_cast<uint32_t>(options.get_int("units_in_flight", 2));
+  tu.units_in_flight = static_cast<uint32_t>(options.get_int("units_in_flight", kUnitsInFlight));
   if (tu.units_in_flight != 1 && tu.units_in_flight != 2 && tu.units_in_flight != 4 && tu.units_in_flight != 8)
     throw Error("vulkan backend: units_in_flight must be 1, 2, 4 or 8");
   tu.rows_per_group = static_cast<uint32_t>(options.get_int("rows_per_group", 1));

@@ -114,6 +114,8 @@ Vocabulary read_checked_tokenizer_json(const std::string& path) {
   if (j.contains("added_tokens") && j["added_tokens"].is_array()) {
     for (const auto& a : j["added_tokens"]) {
       if (!a.contains("id") || !a.contains("content")) fail("added_tokens", "an entry without id or content");
+      // A huge integer literal parses as a float; converting that to int64 would be undefined.
+      if (!a["id"].is_number_integer()) fail("added_tokens", "an id that is not an integer");
       place(a["id"].get<int64_t>(), a["content"].get<std::string>(),
             a.value("special", false) ? TokenType::Control : TokenType::UserDefined);
     }

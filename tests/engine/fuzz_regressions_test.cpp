@@ -66,7 +66,11 @@ TEST(FuzzRegressions, TokenizerJsonWithHugeNumbersOrWrongTypesIsAFormatError) {
                                  std::string(R"({"model":{"type":"BPE","vocab":{"a":0},"byte_fallback":"no"}})"),
                                  std::string(R"({"model":{"vocab":{"a":0}},"added_tokens":[{"id":"1","content":"b"}]})"),
                                  std::string(R"({"model":{"vocab":{"a":0}},"added_tokens":[{"id":1,"content":2}]})"),
-                                 std::string(R"({"model":{"vocab":{"a":0}},"pre_tokenizer":{"type":7}})")}) {
+                                 std::string(R"({"model":{"vocab":{"a":0}},"pre_tokenizer":{"type":7}})"),
+                                 // An hour's run found these: an integer literal too large for int64 parses as a
+                                 // float, and converting it to the id was a float-to-int cast out of range (UB).
+                                 std::string(R"({"model":{"vocab":{"a":0}},"added_tokens":[{"id":7777777777777777777777712,"content":"b"}]})"),
+                                 std::string(R"({"model":{"vocab":{"a":0}},"added_tokens":[{"id":1.5,"content":"b"}]})")}) {
     write(path, text);
     expect_format_error_naming("tokenizer.json", [&] { read_hf_tokenizer_json(path); });
   }

@@ -229,7 +229,8 @@ TEST_F(VulkanQuality, SwitchVariantsMatchCpu) {
       {{"fuse_norm", "0"}},
       wide,
       // Every wide parameter, and each with the paths that change its reduction or input.
-      with_wide({{"units_in_flight", "1"}}),
+      with_wide({{"units_in_flight", "2"}}),
+      {{"max_workgroup_threads", "0"}},
       with_wide({{"units_in_flight", "4"}, {"rows_per_group", "2"}}),
       with_wide({{"units_in_flight", "8"}, {"threads_per_row", "8"}}),
       with_wide({{"units_in_flight", "1"}, {"threads_per_row", "4"}}),  // several rounds per row
