@@ -28,6 +28,7 @@ struct GemvArgs {
   L2Prefetch prefetch;
   GemvRope rope;
   bool cap_registers;  // host side only: picks the kernel instance
+  int in_flight;       // host side only: units per lane in flight (1 or 2), picks the instance
 };
 
 // The qkv_rope epilogue: lanes 0..R-1 hold rows row0..row0+R-1 (row0 even, so lanes 2j and
@@ -105,10 +106,10 @@ __device__ __forceinline__ void quantize_output(const GemvFusion& f, int64_t e, 
 // One warp's R rows (with SwiGLU, R gate rows and their R up rows) from row0; returns the
 // values written (lane i holds row i's). `first`: the block's first pass, which waits for the
 // previous kernel once its first weights are in flight.
-template <class P, int R, int MODE>
+template <class P, int R, int MODE, int IF>
 __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool first, float res[R]) {
   constexpr int NR = MODE == 2 ? 2 * R : R;
-  constexpr int kUnitsInFlight = P::kInFlight;
+  constexpr int kUnitsInFlight = IF < P::kInFlight ? IF : P::kInFlight;
   const int lane = threadIdx.x & 31;
 #pragma unroll
   for (int i = 0; i < R; ++i) res[i] = 0.f;
@@ -194,7 +195,7 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
 
 // MINB > 1 caps the registers so that MINB blocks fit on a multiprocessor (gemv_regs=cap):
 // more warps in flight per SM at the price of a few rematerialized addresses.
-template <class P, int R, int MODE, bool QOUT, int MINB>
+template <class P, int R, int MODE, bool QOUT, int MINB, int IF>
 __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kernel(const GemvArgs a) {
   constexpr int W = warps_per_block<QOUT>();
   constexpr int kPasses = passes_per_block<R, QOUT>();
@@ -203,7 +204,7 @@ __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kerne
   float res[R];
   if constexpr (!QOUT) {
     const int64_t row0 = (int64_t(blockIdx.x) * W + warp) * R;
-    warp_rows<P, R, MODE>(a, row0, true, res);
+    warp_rows<P, R, MODE, IF>(a, row0, true, res);
     if constexpr (MODE == 0 && R % 2 == 0) {
       if (a.rope.inv_freq) rope_epilogue<R>(a, row0, res);
     }
@@ -212,7 +213,7 @@ __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kerne
 #pragma unroll 1
     for (int pass = 0; pass < kPasses; ++pass) {
       const int slot = (pass * W + warp) * R;
-      warp_rows<P, R, MODE>(a, int64_t(blockIdx.x) * 32 + slot, pass == 0, res);
+      warp_rows<P, R, MODE, IF>(a, int64_t(blockIdx.x) * 32 + slot, pass == 0, res);
 #pragma unroll
       for (int i = 0; i < R; ++i)
         if (lane == i) s_out[slot + i] = res[i];
@@ -226,7 +227,11 @@ void launch_blocks(const GemvArgs& a, cudaStream_t stream) {
   constexpr int W = warps_per_block<QOUT>();
   const int64_t rows_per_block = int64_t(W) * R * passes_per_block<R, QOUT>();
   const int64_t blocks = (a.total_rows + rows_per_block - 1) / rows_per_block;
-  launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB>, dim3(unsigned(blocks)), dim3(W * 32), 0, stream, a);
+  if (a.in_flight == 1 || P::kInFlight == 1)
+    return launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB, 1>, dim3(unsigned(blocks)), dim3(W * 32),
+                         0, stream, a);
+  launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB, 2>, dim3(unsigned(blocks)), dim3(W * 32), 0, stream,
+                a);
 }
 
 template <class P, int R, int MODE>
@@ -238,7 +243,7 @@ void launch_one(const GemvArgs& a, cudaStream_t stream) {
   // Measured on the H200 (docs/cuda-backend.md): 4 blocks of 4 warps fit without spilling up
   // to 2 rows per warp; 4 rows per warp and the float path spill under that cap.
   if constexpr (!kFloatPath<P> && R <= 2) {
-    if (a.cap_registers) return launch_blocks<P, R, MODE, false, 4>(a, stream);
+    if (a.cap_registers) return launch_blocks<P, R, MODE, false, P64_CUDA_GEMV_MIN_BLOCKS>(a, stream);
   }
   launch_blocks<P, R, MODE, false>(a, stream);
 }
@@ -315,6 +320,8 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   a.fuse = g.fuse;
   a.prefetch = g.prefetch;
   a.cap_registers = g.cap_registers;
+  a.in_flight = g.units_in_flight;
+  if (a.in_flight != 1 && a.in_flight != 2) throw Error("CUDA backend: GEMV units in flight must be 1 or 2");
   a.rope = g.rope;
   if (g.rope.inv_freq && (g.mode != GemvMode::Store || g.rows_per_warp < 2 || g.fuse.quantize_out ||
                           g.rope.head_dim % 2 != 0))

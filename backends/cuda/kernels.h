@@ -85,6 +85,7 @@ struct GemvLaunch {
   GemvFusion fuse;
   L2Prefetch prefetch;
   bool cap_registers = false;  // gemv_regs=cap: registers capped so 4 blocks fit per multiprocessor
+  int units_in_flight = 1;     // gemv_in_flight: units per lane loaded before any arithmetic (1 | 2)
   GemvRope rope;               // Store mode, 2 or 4 rows per warp
 };
 // True when the integer-activation paths exist for this dtype and row length.

@@ -1,4 +1,10 @@
 #pragma once
+
+// Blocks per SM under gemv_regs=cap, a compile-time variant (scripts/gpu/build-gemv-variants.sh):
+// 6 and 8 spill and measured slower on the H200 (585.5, 505.7 vs 629.1 tok/s at 1 unit in flight).
+#ifndef P64_CUDA_GEMV_MIN_BLOCKS
+#define P64_CUDA_GEMV_MIN_BLOCKS 4
+#endif
 // Device-side readers of every weight format the foundation supports, AoS and SoA
 // (engine/quant/quant.h documents the layouts; engine/quant/blocks.h the block structs).
 //
@@ -325,7 +331,7 @@ struct Dp4a;
 // 8 lanes read one super-block's 128 qs bytes with consecutive 16-byte loads.
 template <bool SOA>
 struct Dp4aQ4_K {
-  static constexpr int kInFlight = 2;  // units per lane loaded before any arithmetic
+  static constexpr int kInFlight = 2;  // most units per lane loaded before any arithmetic (gemv_in_flight)
   struct X { uint4 lo, hi; float dlo, dhi, slo, shi; };
   struct Raw { uint4 q; uint32_t s0, s1, s2; uint16_t d, dm; };
   // The row's first block in each field (AoS: the block itself), so a unit's addresses are
@@ -402,7 +408,7 @@ template <> struct Dp4a<kQ4_KS> : Dp4aQ4_K<true> {};
 // 4 groups of 8 elements (offsets 0, 32, 64, 96 in the half), each with its own scale.
 template <bool SOA>
 struct Dp4aQ6_K {
-  static constexpr int kInFlight = 2;  // units per lane loaded before any arithmetic
+  static constexpr int kInFlight = 2;  // most units per lane loaded before any arithmetic (gemv_in_flight)
   struct X { uint2 g[4]; float d[4]; };
   struct Raw { uint2 la, lb, h; uint32_t sc; uint16_t d; };
   __device__ static int64_t units(int64_t n) { return n / 32; }
@@ -484,7 +490,7 @@ template <> struct Dp4a<kQ6_KS> : Dp4aQ6_K<true> {};
 // Q8_0 unit = half a block (16 int8): one 16-byte load.
 template <bool SOA>
 struct Dp4aQ8_0 {
-  static constexpr int kInFlight = 2;  // units per lane loaded before any arithmetic
+  static constexpr int kInFlight = 2;  // most units per lane loaded before any arithmetic (gemv_in_flight)
   struct X { uint4 q; float d; };
   struct Raw { uint4 q; uint16_t d; };
   __device__ static int64_t units(int64_t n) { return n / 16; }

@@ -37,7 +37,9 @@ const std::map<std::string, std::string> kVariants[] = {
     {{"gemv_regs", "cap"}, {"gemv_rows", "1"}, {"l2_prefetch", "1"}},
     {{"pdl", "0"}, {"gemv_regs", "free"}, {"attn_chunk", "32"}},  // the defaults before 2026-12-03
     {{"qkv_rope", "1"}, {"attn_grid", "16"}}, {{"qkv_rope", "1"}, {"gemv_rows", "4"}, {"graphs", "0"}},
-    {{"attn_grid", "16"}, {"attn_chunk", "16"}, {"fuse_norm", "1"}}};
+    {{"attn_grid", "16"}, {"attn_chunk", "16"}, {"fuse_norm", "1"}},
+    {{"gemv_in_flight", "2"}}, {{"gemv_in_flight", "2"}, {"gemv_rows", "1"}, {"gemv_regs", "free"}},
+    {{"gemv_in_flight", "1"}, {"gemv_rows", "1"}, {"gemv_regs", "free"}}, {{"gemv_in_flight", "1"}, {"fuse_norm", "1"}}};
 
 std::string describe(const std::map<std::string, std::string>& sw) {
   std::string s;
