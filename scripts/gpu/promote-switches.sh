@@ -40,9 +40,11 @@ done
 base=""
 for sw in $CANDIDATES; do
   v=()
+  # a joined candidate (a=1+b=2) differs in several switches: its verdict is stored as "a+b"
+  named=(); [[ $sw == *+* ]] && named=(--switch "$(echo "$sw" | tr '+' '\n' | cut -d= -f1 | paste -sd+)")
   for i in 1 2; do
     timeout 150 "$P64" ab "$S3" --a "$(abcfg "$base")" --b "$(abcfg "$base ${sw//+/ }")" --runs 3 --tokens 128 --prompt-tokens 1 \
-      --quality-tokens 16 --db "$DB" >"$OUT/ab_${sw/=/_}_$i.log" 2>&1
+      --quality-tokens 16 --db "$DB" "${named[@]}" >"$OUT/ab_${sw/=/_}_$i.log" 2>&1
     v+=("$(grep -oE 'VERDICT: [a-z]+' "$OUT/ab_${sw/=/_}_$i.log" | cut -d' ' -f2)")
     row "ab#$i [${base:-default}] + $sw: $(grep -E 'B/A' "$OUT/ab_${sw/=/_}_$i.log" | tr -s ' ') -> ${v[-1]}"
   done
