@@ -16,7 +16,10 @@
 namespace p64::cuda {
 namespace {
 
-constexpr int kWarps = 4;       // warps per block
+#ifndef P64_CUDA_GEMV_WARPS
+#define P64_CUDA_GEMV_WARPS 4  // a compile-time variant (scripts/gpu/build-gemv-variants.sh)
+#endif
+constexpr int kWarps = P64_CUDA_GEMV_WARPS;  // warps per block
 
 struct GemvArgs {
   GemvSegment seg[3];
