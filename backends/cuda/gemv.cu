@@ -16,8 +16,14 @@
 namespace p64::cuda {
 namespace {
 
+// Compile-time variants (scripts/gpu/build-gemv-variants.sh): warps per block, and blocks per SM
+// under gemv_regs=cap. On the H200 4 x 4 stays fastest: 2 x 8 584.7, 8 x 2 566.6, 4 x 5 516.5 vs
+// 586.5 tok/s (2 in flight); at 1 in flight 6 and 8 blocks spill (585.5, 505.7 vs 629.1).
 #ifndef P64_CUDA_GEMV_WARPS
-#define P64_CUDA_GEMV_WARPS 4  // a compile-time variant (scripts/gpu/build-gemv-variants.sh)
+#define P64_CUDA_GEMV_WARPS 4
+#endif
+#ifndef P64_CUDA_GEMV_MIN_BLOCKS
+#define P64_CUDA_GEMV_MIN_BLOCKS 4
 #endif
 constexpr int kWarps = P64_CUDA_GEMV_WARPS;  // warps per block
 
@@ -324,7 +330,6 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   a.prefetch = g.prefetch;
   a.cap_registers = g.cap_registers;
   a.in_flight = g.units_in_flight;
-  if (a.in_flight != 1 && a.in_flight != 2) throw Error("CUDA backend: GEMV units in flight must be 1 or 2");
   a.rope = g.rope;
   if (g.rope.inv_freq && (g.mode != GemvMode::Store || g.rows_per_warp < 2 || g.fuse.quantize_out ||
                           g.rope.head_dim % 2 != 0))

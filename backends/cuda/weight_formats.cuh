@@ -1,10 +1,4 @@
 #pragma once
-
-// Blocks per SM under gemv_regs=cap, a compile-time variant (scripts/gpu/build-gemv-variants.sh):
-// 6 and 8 spill and measured slower on the H200 (585.5, 505.7 vs 629.1 tok/s at 1 unit in flight).
-#ifndef P64_CUDA_GEMV_MIN_BLOCKS
-#define P64_CUDA_GEMV_MIN_BLOCKS 4
-#endif
 // Device-side readers of every weight format the foundation supports, AoS and SoA
 // (engine/quant/quant.h documents the layouts; engine/quant/blocks.h the block structs).
 //

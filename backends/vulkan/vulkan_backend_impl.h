@@ -60,7 +60,7 @@ struct Tuning {
   uint32_t attn_split_from = 512;  // ... from this many positions on
   uint32_t attn_value_batch = 4;   // value rows a thread group loads at once
   uint32_t max_units = 0;   // max_units_per_thread: per-matrix threads per row (0 = off)
-  uint32_t max_wg_threads = 0;  // per-matrix rows cap: rows x threads per row (0 = off)
+  uint32_t max_wg_threads = 512;  // per-matrix rows cap: rows x threads per row (0 = off)
   bool wide = false;        // gemv_kernel=wide (mv_wide.comp)
   uint32_t units_in_flight = 2;  // wide: units per row a thread loads before computing
   uint32_t rows_per_group = 1;   // wide: rows per group of tpr threads
