@@ -5,8 +5,7 @@
 // The number of splits in use follows the position read from the step state, so one captured
 // graph serves every position. With attn_grid the grid holds a fixed number of blocks per kv head
 // that walk the splits in use, instead of one block per possible split (most of which would only
-// start and exit at a short context). With attn_tail the last block of each kv head to finish
-// does the merge, and the combine launch is skipped.
+// start and exit at a short context).
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -14,7 +13,6 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
-#include "backends/cuda/last_block.cuh"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/quantize_act.cuh"
 
@@ -145,28 +143,6 @@ __device__ __forceinline__ void attend_split(const AttnLaunch& a, int kvh, int s
   __syncthreads();  // the shared partials are reused by the block's next split
 }
 
-// Output element d of q head h merged over the head's `used` splits, written in both forms.
-// Every lane of the warp calls it: a warp is one 32-element quantization block of the head.
-__device__ __forceinline__ void combine_element(const AttnLaunch& a, int h, int d, int splits, int used) {
-  const int D = a.head_dim;
-  float o = 0.f;
-  if (d < D) {
-    const float* pm = a.part_m + int64_t(h) * splits;
-    const float* pl = a.part_l + int64_t(h) * splits;
-    float M = -INFINITY;
-    for (int s = 0; s < used; ++s) M = fmaxf(M, __ldcg(pm + s));
-    float L = 0.f, A = 0.f;
-    for (int s = 0; s < used; ++s) {
-      const float f = __expf(__ldcg(pm + s) - M);
-      L += __ldcg(pl + s) * f;
-      A += __ldcg(a.part_acc + (int64_t(h) * splits + s) * D + d) * f;
-    }
-    o = A / L;
-    a.out.xf[int64_t(h) * D + d] = o;
-  }
-  if (a.quantize_out) store_quantized_warp(a.out, int64_t(h) * D + d, int64_t(h + 1) * D, o);  // head_dim % 32 == 0
-}
-
 template <bool F16, int DPL>
 __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunch a) {
   __shared__ SplitShared<DPL> sh;
@@ -174,17 +150,39 @@ __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunc
   const int len = a.state->pos + 1;
   const int splits = attention_splits_of(a.max_ctx, a.chunk), used = (len + a.chunk - 1) / a.chunk;
   for (int split = blockIdx.y; split < used; split += gridDim.y) attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, sh);
-  if (!a.done || !finished_last(a.done + blockIdx.x, gridDim.y)) return;
-  // the kv head's last block: its G q heads, each padded to whole warps
-  const int G = a.n_head / a.n_head_kv, Dpad = (a.head_dim + 31) / 32 * 32;
-  for (int idx = threadIdx.x; idx < G * Dpad; idx += blockDim.x)
-    combine_element(a, int(blockIdx.x) * G + idx / Dpad, idx % Dpad, splits, used);
 }
 
 __global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
   dependency_wait();
+  const int h = blockIdx.x, d = threadIdx.x, D = a.head_dim, lane = threadIdx.x & 31;
   const int len = a.state->pos + 1;
-  combine_element(a, blockIdx.x, threadIdx.x, splits, (len + a.chunk - 1) / a.chunk);
+  const int used = (len + a.chunk - 1) / a.chunk;
+  float o = 0.f;
+  if (d < D) {
+    float M = -INFINITY;
+    for (int s = 0; s < used; ++s) M = fmaxf(M, a.part_m[h * splits + s]);
+    float L = 0.f, A = 0.f;
+    for (int s = 0; s < used; ++s) {
+      const float f = __expf(a.part_m[h * splits + s] - M);
+      L += a.part_l[h * splits + s] * f;
+      A += a.part_acc[(int64_t(h) * splits + s) * D + d] * f;
+    }
+    o = A / L;
+    a.out.xf[int64_t(h) * D + d] = o;
+  }
+  if (a.quantize_out) {  // head_dim % 32 == 0: each warp is one 32-element quantization block
+    float amax = fabsf(o);
+#pragma unroll
+    for (int k = 16; k > 0; k >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, k));
+    float s16 = o;
+#pragma unroll
+    for (int k = 8; k > 0; k >>= 1) s16 += __shfl_xor_sync(0xffffffffu, s16, k);
+    const int64_t e = int64_t(h) * D + d;
+    if (d < D) {
+      store_quantized(a.out, e, e + 1, o, amax);
+      if ((lane & 15) == 0) a.out.xs[e >> 4] = s16;
+    }
+  }
 }
 
 template <bool F16>

@@ -54,9 +54,6 @@ struct Switches {
   int attn_chunk = 16;
   int attn_grid = 0;      // split blocks per kv head; 0: one per possible split
   bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
-  bool attn_tail = false;
-  bool ffn_quant_tail = false;
-  bool norm_tail = false;
   std::string kv_type = "auto";
   bool batched_prefill = true;  // prefill: batched | stepwise
   int prefill_chunk = 512;
@@ -98,12 +95,6 @@ const std::vector<SwitchInfo>& switch_table() {
       {"qkv_rope", "RoPE and the k/v cache write in the q/k/v GEMV's epilogue (a warp's adjacent rows are a "
                    "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs); "
                    "promoted on the H200 (B/A 1.006, 1.004)", "1", "0|1", "default"},
-      {"attn_tail", "the last flash-decoding block of each kv head to finish merges its heads' splits, in place "
-                    "of the combine launch", "0", "0|1", "opt-in"},
-      {"ffn_quant_tail", "the gate/up GEMV's last block of each 32 outputs quantizes them for the down projection, "
-                         "in place of the ffn_quant launch", "0", "0|1", "opt-in"},
-      {"norm_tail", "the o and down GEMVs' last block runs the next RMSNorm + quantization over the residual, in "
-                    "place of the rms_ffn / rms_attn launches", "0", "0|1", "opt-in"},
       {"kv_type", "KV cache element type; auto = f32 for F32 models, f16 otherwise", "auto", "auto|f16|f32",
        "default"},
       {"prefill", "batched: the prompt as T-token matrices on tensor cores (GEMMs dequantizing weight tiles to "
@@ -155,9 +146,6 @@ Switches parse_switches(const BackendOptions& o) {
   if (s.attn_grid < 0 || s.attn_grid > 4096)
     throw Error("CUDA backend: attn_grid must be in [0, 4096] (got " + std::to_string(s.attn_grid) + ")");
   s.qkv_rope = o.get_bool("qkv_rope", s.qkv_rope);
-  s.attn_tail = o.get_bool("attn_tail", s.attn_tail);
-  s.ffn_quant_tail = o.get_bool("ffn_quant_tail", s.ffn_quant_tail);
-  s.norm_tail = o.get_bool("norm_tail", s.norm_tail);
   if (auto it = o.switches.find("kv_type"); it != o.switches.end()) s.kv_type = it->second;
   if (s.gemv_rows != 1 && s.gemv_rows != 2 && s.gemv_rows != 4)
     throw Error("CUDA backend: gemv_rows must be 1, 2 or 4 (got " + std::to_string(s.gemv_rows) + ")");
@@ -296,9 +284,7 @@ class CudaBackend final : public Backend {
 
   float* d_x_ = nullptr;
   ActBuffers act_{};
-  ActBuffers act_alt_{};       // fuse_norm, ffn_quant_tail: the other side of the ping-pong (a GEMV reads one,
-                               // writes the other)
-  unsigned* d_done_ = nullptr;   // the last-block tails' counters (zero between launches)
+  ActBuffers act_alt_{};       // fuse_norm: the other side of the ping-pong (a GEMV reads one, writes the other)
   float* d_ssq_attn_ = nullptr;  // fuse_norm: partial sums of squares of the residual, per 32
   float* d_ssq_ffn_ = nullptr;
   bool fuse_norm_ = false;
@@ -487,20 +473,15 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   act_.xd = static_cast<float*>(alloc(wide / 32 * sizeof(float), "activation scales"));
   act_.xs = static_cast<float*>(alloc(wide / 16 * sizeof(float), "activation sums"));
   fuse_norm_ = sw_.fuse_norm && can_fuse_norm();
-  if (fuse_norm_ || sw_.ffn_quant_tail) {
+  if (fuse_norm_) {
     act_alt_.xf = static_cast<float*>(alloc(wide * sizeof(float), "activations (second)"));
     act_alt_.xq = alloc(wide * sizeof(int16_t), "integer activations (second)");
     act_alt_.bits = act_.bits;
     act_alt_.xd = static_cast<float*>(alloc(wide / 32 * sizeof(float), "activation scales (second)"));
     act_alt_.xs = static_cast<float*>(alloc(wide / 16 * sizeof(float), "activation sums (second)"));
-  }
-  if (fuse_norm_) {
     d_ssq_attn_ = static_cast<float*>(alloc(wide / 32 * sizeof(float), "norm partial sums"));
     d_ssq_ffn_ = static_cast<float*>(alloc(wide / 32 * sizeof(float), "norm partial sums"));
   }
-  const size_t counters = std::max<size_t>(wide / 32 + 1, hp.n_head_kv);
-  d_done_ = static_cast<unsigned*>(alloc(counters * sizeof(unsigned), "tail counters"));
-  P64_CUDA_CHECK(cudaMemsetAsync(d_done_, 0, counters * sizeof(unsigned), stream_));
   d_qkv_ = static_cast<float*>(alloc((hp.q_dim() + 2 * hp.kv_dim()) * sizeof(float), "qkv"));
   d_hidden_ = static_cast<float*>(alloc(hp.n_ff * sizeof(float), "ffn hidden"));
   d_hidden2_ = static_cast<float*>(alloc(hp.n_ff * sizeof(float), "ffn up"));
@@ -626,17 +607,6 @@ void CudaBackend::enqueue_step() {
     f.in_eps = hp.rms_eps;
     return f;
   };
-  // norm_tail: the residual's producer (o, down) runs the next RMSNorm in its last block.
-  const bool norm_tail = !fused && sw_.norm_tail && E % 32 == 0;
-  auto next_norm_tail = [&](const float* next_norm) {
-    GemvFusion f;
-    if (!norm_tail) return f;
-    f.done = d_done_;
-    f.out = act_;
-    f.out_norm = next_norm;
-    f.out_eps = hp.rms_eps;
-    return f;
-  };
 
   op("embed", OpGroup::Other, -1,
      [&] { launch_embed(embd_.dtype, embd_.d, embd_.rows, embd_.n, embd_.nb, d_state_, d_x_, stream_); });
@@ -645,7 +615,7 @@ void CudaBackend::enqueue_step() {
     const DevLayer& L = layers_[li];
     const int l = int(li);
     const bool last = li + 1 == hp.n_layer;
-    if (li == 0 || !(fused || norm_tail))
+    if (!fused || li == 0)
       op("rms_attn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.attn_norm, hp.rms_eps, E, act_, stream_); });
     op("qkv", OpGroup::Attn, l, [&] {
       const DevMatrix* m[3] = {&L.wq, &L.wk, &L.wv};
@@ -689,9 +659,8 @@ void CudaBackend::enqueue_step() {
     a.out = mixed;
     a.quantize_out = int_path(L.wo) && hp.head_dim % 32 == 0;
     a.state = d_state_;
-    a.done = sw_.attn_tail ? d_done_ : nullptr;
     op("sdpa", OpGroup::Attn, l, [&] { launch_attention_decode(a, stream_); });
-    if (!a.done) op("sdpa_combine", OpGroup::Attn, l, [&] { launch_attention_combine(a, stream_); });
+    op("sdpa_combine", OpGroup::Attn, l, [&] { launch_attention_combine(a, stream_); });
     op("o", OpGroup::Attn, l, [&] {
       const DevMatrix* m[1] = {&L.wo};
       float* o[1] = {d_x_};
@@ -704,15 +673,11 @@ void CudaBackend::enqueue_step() {
         // head_dim not a multiple of 32: quantize the whole attention output instead
         launch_rmsnorm_quant(act_.xf, nullptr, 0.f, Q, act_, stream_);
       }
-      gemv(m, o, 1, GemvMode::AddTo, act_.xf, act_, Q, next_norm_tail(L.ffn_norm));
+      gemv(m, o, 1, GemvMode::AddTo, act_.xf, act_, Q);
     });
-    if (!(fused || norm_tail))
+    if (!fused)
       op("rms_ffn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.ffn_norm, hp.rms_eps, E, act_, stream_); });
     const bool fuse = sw_.fused_gate_up && L.gate.dtype == L.up.dtype;
-    const bool down_int = int_path(L.down);
-    // ffn_quant_tail: gate_up's last blocks write the down projection's input into act_alt_
-    const bool quant_tail = !fused && sw_.ffn_quant_tail && fuse && down_int && F % 32 == 0;
-    const ActBuffers& down_in = quant_tail ? act_alt_ : act_;
     op("gate_up", OpGroup::Ffn, l, [&] {
       const DevMatrix* m[2] = {&L.gate, &L.up};
       float* o[2] = {d_hidden_, d_hidden2_};
@@ -723,12 +688,7 @@ void CudaBackend::enqueue_step() {
         f.out = act_alt_;
         gemv(m, o, 2, GemvMode::SwiGLU, normed.xf, normed, E, f);
       } else if (fuse) {
-        GemvFusion f;
-        if (quant_tail) {
-          f.done = d_done_;
-          f.out = act_alt_;
-        }
-        gemv(m, o, 2, GemvMode::SwiGLU, act_.xf, act_, E, f);
+        gemv(m, o, 2, GemvMode::SwiGLU, act_.xf, act_, E);
       } else {
         if (L.gate.dtype == L.up.dtype) {
           gemv(m, o, 2, GemvMode::Store, act_.xf, act_, E);
@@ -739,7 +699,8 @@ void CudaBackend::enqueue_step() {
         launch_swiglu(d_hidden_, d_hidden2_, d_hidden_, F, stream_);
       }
     });
-    if (down_int && !fused && !quant_tail)
+    const bool down_int = int_path(L.down);
+    if (down_int && !fused)
       op("ffn_quant", OpGroup::Ffn, l, [&] { launch_rmsnorm_quant(d_hidden_, nullptr, 0.f, F, act_, stream_); });
     op("down", OpGroup::Ffn, l, [&] {
       const DevMatrix* m[1] = {&L.down};
@@ -751,11 +712,10 @@ void CudaBackend::enqueue_step() {
         gemv(m, o, 1, GemvMode::AddTo, mixed.xf, mixed, F, residual_epilogue(next_norm, d_ssq_attn_));
         return;
       }
-      const float* next_norm = last ? output_norm_ : layers_[li + 1].attn_norm;
-      gemv(m, o, 1, GemvMode::AddTo, down_int ? down_in.xf : d_hidden_, down_in, F, next_norm_tail(next_norm));
+      gemv(m, o, 1, GemvMode::AddTo, down_int ? act_.xf : d_hidden_, act_, F);
     });
   }
-  if (!(fused || norm_tail))
+  if (!fused)
     op("rms_final", OpGroup::Rms, -1,
        [&] { launch_rmsnorm_quant(d_x_, output_norm_, hp.rms_eps, E, act_, stream_); });
   op("logits", OpGroup::Logits, -1, [&] {

@@ -8,10 +8,8 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
-#include "backends/cuda/last_block.cuh"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/quantize_act.cuh"
-#include "backends/cuda/rmsnorm.cuh"
 #include "backends/cuda/warp_reduce.cuh"
 #include "backends/cuda/weight_formats.cuh"
 
@@ -204,25 +202,6 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
   }
 }
 
-// ffn_quant_tail: the last of the blocks covering 32 SwiGLU outputs writes them in both forms
-// as the down projection's input, in place of a quantization launch.
-template <int R>
-__device__ __forceinline__ void swiglu_quantize_tail(const GemvArgs& a) {
-  constexpr int kRowsPerBlock = kWarps * R;
-  static_assert(32 % kRowsPerBlock == 0, "a block's rows must tile the 32-row quantization blocks");
-  const int64_t group = int64_t(blockIdx.x) * kRowsPerBlock / 32;
-  if (!finished_last(a.fuse.done + group, 32 / kRowsPerBlock)) return;
-  normalize_quantize_span<kWarps * 32>(a.seg[0].out, nullptr, 1.f, group * 32, group * 32 + 32, a.total_rows, a.fuse.out);
-}
-
-// norm_tail: the grid's last block runs the next RMSNorm over the whole residual it updated.
-__device__ __forceinline__ void norm_tail(const GemvArgs& a) {
-  if (!finished_last(a.fuse.done, gridDim.x)) return;
-  const float* x = a.seg[0].out;
-  const float scale = block_inv_rms<kWarps * 32>(x, a.total_rows, a.fuse.out_eps);
-  normalize_quantize_span<kWarps * 32>(x, a.fuse.out_norm, scale, 0, a.total_rows, a.total_rows, a.fuse.out);
-}
-
 // MINB > 1 caps the registers so that MINB blocks fit on a multiprocessor (gemv_regs=cap):
 // more warps in flight per SM at the price of a few rematerialized addresses.
 template <class P, int R, int MODE, bool QOUT, int MINB, int IF>
@@ -237,12 +216,6 @@ __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kerne
     warp_rows<P, R, MODE, IF>(a, row0, true, res);
     if constexpr (MODE == 0 && R % 2 == 0) {
       if (a.rope.inv_freq) rope_epilogue<R>(a, row0, res);
-    }
-    if constexpr (MODE == 1) {
-      if (a.fuse.done) norm_tail(a);
-    }
-    if constexpr (MODE == 2) {
-      if (a.fuse.done) swiglu_quantize_tail<R>(a);
     }
   } else {
     __shared__ float s_out[32];
@@ -366,10 +339,6 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   if (g.fuse.quantize_out && (a.total_rows % 32 != 0 || (g.mode != GemvMode::AddTo && g.mode != GemvMode::SwiGLU) ||
                               (g.mode == GemvMode::AddTo && g.nseg != 1)))
     throw Error("CUDA backend: output quantization needs one AddTo/SwiGLU output of a multiple of 32 rows");
-  if (g.fuse.done && (g.fuse.quantize_out || g.mode == GemvMode::Store || a.total_rows % 32 != 0 ||
-                      (g.mode == GemvMode::AddTo && g.nseg != 1)))
-    throw Error("CUDA backend: a last-block tail needs one AddTo output or a SwiGLU output of a multiple of 32 rows, "
-                "without quantize_out");
   const int r = g.rows_per_warp;
   if (g.act_bits == 16 && gemv_has_int_path(g.dtype, g.n)) {
     switch (g.dtype) {

@@ -59,13 +59,6 @@ struct GemvFusion {
   ActBuffers out{};
   const float* out_norm = nullptr;  // next norm's weights (null: none)
   float* out_ssq = nullptr;         // [rows / 32] (null: not needed)
-  // The last-block tails (last_block.cuh; switches ffn_quant_tail and norm_tail), used without
-  // quantize_out: blocks count themselves done on `done` (zeroed, one per 32 output rows). With
-  // SwiGLU the last block of each 32 rows writes them to `out` in both forms; with AddTo the
-  // grid's last block writes RMSNorm(output) * out_norm (eps out_eps) to `out`, in place of
-  // a separate rmsnorm_quant launch.
-  unsigned* done = nullptr;
-  float out_eps = 0.f;
 };
 // Weights of the step's next matrices, pulled into L2 by the current GEMV's blocks before they
 // wait for their inputs (the l2_prefetch switch): the memory system streams the next matrix
@@ -131,8 +124,6 @@ struct AttnLaunch {
   ActBuffers out;            // [n_head * head_dim] in both forms
   bool quantize_out;
   const StepState* state;
-  unsigned* done;            // [n_head_kv] zeroed: the last split block of a kv head merges its heads
-                             // (attn_tail switch); null: launch_attention_combine does
 };
 int attention_max_splits(int max_ctx, int chunk);
 void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream);      // split pass

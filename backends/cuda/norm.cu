@@ -1,14 +1,13 @@
 // RMSNorm fused with the activation quantization the int8 GEMV path reads: one launch turns
 // the residual stream into the next matrix's input in both forms (fp32 and int8 + scales).
 // Each block recomputes the sum of squares over the whole (small) vector, so no second
-// launch or grid-wide sync is needed, then normalizes and quantizes its own 256 elements
-// (rmsnorm.cuh; the GEMV's norm_tail runs the same steps in one block).
+// launch or grid-wide sync is needed, then normalizes and quantizes its own 256 elements.
 #include <cmath>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
-#include "backends/cuda/rmsnorm.cuh"
+#include "backends/cuda/quantize_act.cuh"
 
 namespace p64::cuda {
 namespace {
@@ -18,10 +17,32 @@ constexpr int kThreads = 256;
 template <bool NORM>
 __global__ void __launch_bounds__(kThreads) rmsnorm_quant_kernel(const float* __restrict__ x, const float* __restrict__ w,
                                                                  float eps, int64_t n, ActBuffers act) {
+  __shared__ float red[kThreads / 32];
   dependency_wait();
-  const float scale = NORM ? block_inv_rms<kThreads>(x, n, eps) : 1.f;
-  const int64_t begin = int64_t(blockIdx.x) * kThreads;
-  normalize_quantize_span<kThreads>(x, NORM ? w : nullptr, scale, begin, min(begin + kThreads, n), n, act);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  float scale = 1.f;
+  if constexpr (NORM) {
+    float ss = 0.f;
+    for (int64_t i = threadIdx.x; i < n; i += kThreads) ss = fmaf(x[i], x[i], ss);
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, o);
+    if (lane == 0) red[warp] = ss;
+    __syncthreads();
+    float tot = 0.f;
+#pragma unroll
+    for (int i = 0; i < kThreads / 32; ++i) tot += red[i];
+    scale = rsqrtf(tot / float(n) + eps);
+  }
+  const int64_t e = int64_t(blockIdx.x) * kThreads + threadIdx.x;
+  float v = 0.f;
+  if (e < n) {
+    v = x[e] * scale;
+    if constexpr (NORM) v *= w[e];
+    act.xf[e] = v;
+  }
+  // One warp = one 32-element quantization block (n % 32 == 0 whenever the int8 path is used;
+  // a partial last block is still written consistently, padded with zeros).
+  store_quantized_warp(act, e, n, v);
 }
 
 __global__ void swiglu_kernel(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ out, int64_t n) {

@@ -1,6 +1,6 @@
 // The decode-step switches that change how kernels are launched, fused and fed (pdl, fuse_norm,
-// gemv_regs, l2_prefetch, the last-block tails attn_tail / ffn_quant_tail / norm_tail) against
-// the CPU reference, through the graph replay that decode-proxy times and through the
+// gemv_regs, l2_prefetch)
+// against the CPU reference, through the graph replay that decode-proxy times and through the
 // eager path the timeline uses; the timeline also shows that the fused step really drops the
 // separate norm and quantization kernels.
 
@@ -39,12 +39,7 @@ const std::map<std::string, std::string> kVariants[] = {
     {{"qkv_rope", "1"}, {"attn_grid", "16"}}, {{"qkv_rope", "1"}, {"gemv_rows", "4"}, {"graphs", "0"}},
     {{"attn_grid", "16"}, {"attn_chunk", "16"}, {"fuse_norm", "1"}},
     {{"gemv_in_flight", "2"}}, {{"gemv_in_flight", "2"}, {"gemv_rows", "1"}, {"gemv_regs", "free"}},
-    {{"gemv_in_flight", "1"}, {"gemv_rows", "1"}, {"gemv_regs", "free"}}, {{"gemv_in_flight", "1"}, {"fuse_norm", "1"}},
-    {{"attn_tail", "1"}}, {{"ffn_quant_tail", "1"}}, {{"norm_tail", "1"}},
-    {{"attn_tail", "1"}, {"ffn_quant_tail", "1"}, {"norm_tail", "1"}},
-    {{"attn_tail", "1"}, {"ffn_quant_tail", "1"}, {"norm_tail", "1"}, {"gemv_rows", "4"}, {"attn_grid", "16"}},
-    {{"attn_tail", "1"}, {"ffn_quant_tail", "1"}, {"norm_tail", "1"}, {"gemv_rows", "1"}, {"graphs", "0"}},
-    {{"ffn_quant_tail", "1"}, {"norm_tail", "1"}, {"fuse_norm", "1"}}};
+    {{"gemv_in_flight", "1"}, {"gemv_rows", "1"}, {"gemv_regs", "free"}}, {{"gemv_in_flight", "1"}, {"fuse_norm", "1"}}};
 
 std::string describe(const std::map<std::string, std::string>& sw) {
   std::string s;
@@ -85,40 +80,6 @@ TEST(CudaStepSwitches, FusedNormStepHasNoSeparateNormKernelsInside) {
     EXPECT_EQ(ops.names.count("rms_final"), fused ? 0u : 1u) << "fuse_norm=" << fuse;
     EXPECT_EQ(ops.names.count("rms_attn"), 1u) << "layer 0 keeps its norm kernel (fuse_norm=" << fuse << ")";
   }
-}
-
-TEST(CudaStepSwitches, LastBlockTailsDropTheirKernels) {
-  P64_REQUIRE_CUDA_DEVICE();
-  auto model = make_tiny_model(all_types(DType::Q4_K), 36);
-  for (const char* on : {"0", "1"}) {
-    auto gpu = make_cuda_backend();
-    gpu->load(model, with({{"attn_tail", on}, {"ffn_quant_tail", on}, {"norm_tail", on}}));
-    OpNames ops;
-    gpu->set_timeline(&ops);
-    gpu->decode_argmax(1, 0);
-    gpu->set_timeline(nullptr);
-    const size_t kept = std::string(on) == "1" ? 0u : 1u;
-    for (const char* name : {"sdpa_combine", "ffn_quant", "rms_ffn", "rms_final"})
-      EXPECT_EQ(ops.names.count(name), kept) << name << " with the tails " << on;
-    EXPECT_EQ(ops.names.count("rms_attn"), 1u) << "layer 0 keeps its norm kernel";
-    EXPECT_EQ(ops.names.count("sdpa"), 1u);
-  }
-}
-
-// Two steps in a row at growing positions through one replayed graph: a tail's counter left
-// non-zero by one launch would make the next launch's last block never run (a wrong answer).
-TEST(CudaStepSwitches, TailsAgreeWithPlainStepOverManyPositions) {
-  P64_REQUIRE_CUDA_DEVICE();
-  auto model = make_tiny_model(soa_mix(), 37);
-  auto plain = make_cuda_backend();
-  plain->load(model, with({}));
-  auto tails = make_cuda_backend();
-  tails->load(model, with({{"attn_tail", "1"}, {"ffn_quant_tail", "1"}, {"norm_tail", "1"}}));
-  QualityThresholds same;  // only summation order differs (the tail's norm sums in another order)
-  same.max_rms_rel_error = 1e-3;
-  same.max_position_rel_error = 1e-2;
-  const QualityReport r = teacher_forced_compare(*plain, *tails, random_tokens(120, 384, 9), same);
-  EXPECT_TRUE(r.pass) << r.summary();
 }
 
 TEST(CudaStepSwitches, RopeInQkvEpilogueDropsTheRopeKernel) {
