@@ -46,7 +46,6 @@ struct Switches {
   bool fuse_norm = false;
   bool l2_prefetch = false;
   bool gemv_reg_cap = true;
-  bool gemv_row_prefetch = false;
   int gemv_in_flight = 1;  // promoted 2026-12-04: B/A 1.079, 1.082 on the H200 (3B Q4_K_M)
   int act_bits = 16;  // act_quant: int16 | int8 | f32 (0)
   bool fused_gate_up = true;
@@ -82,9 +81,6 @@ const std::vector<SwitchInfo>& switch_table() {
       {"gemv_in_flight", "decode GEMV (integer paths): 32-unit rounds per lane whose weight loads are issued before "
                          "any arithmetic on them; 1 frees registers for more resident warps (promoted 2026-12-04: B/A 1.079, "
                          "1.082)", "1", "1|2", "default"},
-      {"gemv_row_prefetch", "decode GEMV: each warp asks all lines of its rows into L2 (prefetch.global.L2) after "
-                            "its first loads, so a row's later rounds hit L2 instead of waiting on HBM one by one",
-       "0", "0|1", "opt-in"},
       {"act_quant", "GEMV activations for Q4_K/Q6_K/Q8_0: int16 per 32 with dp2a, int8 per 32 with dp4a "
                     "(llama.cpp's mmvq idea; fails the quality gate on deep models), or f32 FMA on dequantized "
                     "weights", "int16", "int16|int8|f32", "default"},
@@ -134,7 +130,6 @@ Switches parse_switches(const BackendOptions& o) {
       throw Error("CUDA backend: gemv_regs must be free or cap (got '" + it->second + "')");
     s.gemv_reg_cap = it->second == "cap";
   }
-  s.gemv_row_prefetch = o.get_bool("gemv_row_prefetch", s.gemv_row_prefetch);
   s.gemv_in_flight = static_cast<int>(o.get_int("gemv_in_flight", s.gemv_in_flight));
   if (s.gemv_in_flight != 1 && s.gemv_in_flight != 2) throw Error("CUDA backend: gemv_in_flight must be 1 or 2");
   if (auto it = o.switches.find("act_quant"); it != o.switches.end()) {
@@ -577,7 +572,6 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.xs = in.xs;
   g.fuse = fuse;
   g.prefetch = next_prefetch_;
-  g.row_prefetch = sw_.gemv_row_prefetch;
   g.cap_registers = sw_.gemv_reg_cap;
   g.units_in_flight = sw_.gemv_in_flight;
   next_prefetch_ = L2Prefetch{};

@@ -36,7 +36,6 @@ struct GemvArgs {
   GemvFusion fuse;
   L2Prefetch prefetch;
   GemvRope rope;
-  bool row_prefetch;   // gemv_row_prefetch: each warp asks its rows' lines into L2 up front
   bool cap_registers;  // host side only: picks the kernel instance
   int in_flight;       // host side only: units per lane in flight (1 or 2), picks the instance
 };
@@ -167,11 +166,6 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
   // The first round of weights does not depend on earlier kernels: with dependent launch it
   // is in flight while the previous kernel finishes.
   load_weights(lane);
-  if (a.row_prefetch) {
-#pragma unroll
-    for (int i = 0; i < NR; ++i)
-      if (valid[i % R]) P::prefetch_row(i < R ? ref[i] : P::shift(ref[i - R], up_bytes), a.n, lane);
-  }
   if (first) dependency_wait();
   for (int64_t base = lane; base < units;) {
     // one unit's activations at a time (L1 hits): registers go to weights in flight instead
@@ -334,7 +328,6 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   a.act = ActRef{g.xf, g.xq, g.xd, g.xs};
   a.fuse = g.fuse;
   a.prefetch = g.prefetch;
-  a.row_prefetch = g.row_prefetch;
   a.cap_registers = g.cap_registers;
   a.in_flight = g.units_in_flight;
   a.rope = g.rope;

@@ -84,7 +84,6 @@ struct GemvLaunch {
   int rows_per_warp = 2;       // 1 | 2 | 4
   GemvFusion fuse;
   L2Prefetch prefetch;
-  bool row_prefetch = false;   // gemv_row_prefetch: every row's lines asked into L2 before the first round
   bool cap_registers = false;  // gemv_regs=cap: registers capped so 4 blocks fit per multiprocessor
   int units_in_flight = 1;     // gemv_in_flight: units per lane loaded before any arithmetic (1 | 2)
   GemvRope rope;               // Store mode, 2 or 4 rows per warp

@@ -61,15 +61,6 @@ __device__ __forceinline__ uint2 ld_stream8(const void* p) {
   asm("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
   return r;
 }
-// The gemv_row_prefetch switch: the 128-byte lines of [p, p + bytes) asked into L2, spread over
-// the warp's lanes. A hint: nothing waits for it, and it turns a row's later rounds of loads
-// into L2 hits.
-__device__ __forceinline__ void prefetch_l2_lines(const void* p, int64_t bytes, int lane) {
-  const uintptr_t begin = reinterpret_cast<uintptr_t>(p) & ~uintptr_t(127);
-  const uintptr_t end = reinterpret_cast<uintptr_t>(p) + uintptr_t(bytes);
-  for (uintptr_t line = begin + 128 * uintptr_t(lane); line < end; line += 32 * 128)
-    asm volatile("prefetch.global.L2 [%0];" ::"l"(line));
-}
 __device__ __forceinline__ uint4 ld16_a2(const uint8_t* p) {
   return make_uint4(ld_u32_a2(p), ld_u32_a2(p + 4), ld_u32_a2(p + 8), ld_u32_a2(p + 12));
 }
@@ -301,7 +292,6 @@ struct FloatPath {
   using RowPtr = RowRef;
   __device__ static RowPtr row_ptr(const RowRef& r) { return r; }
   __device__ static RowPtr shift(RowPtr r, int64_t bytes) { r.w += bytes; return r; }
-  __device__ static void prefetch_row(const RowPtr&, int64_t, int) {}
   __device__ static int64_t units(int64_t n) { return (n + 31) / 32; }
   __device__ static void load_x(X& x, const ActRef& a, int64_t n, int64_t u) {
     const float* p = a.xf + u * 32;
@@ -353,17 +343,6 @@ struct Dp4aQ4_K {
   __device__ static RowPtr shift(const RowPtr& p, int64_t bytes) {
     if constexpr (SOA) return RowPtr{p.qs + bytes, p.sc + bytes, moved(p.d, bytes), moved(p.dm, bytes)};
     else return RowPtr{p.qs + bytes, nullptr, nullptr, nullptr};
-  }
-  __device__ static void prefetch_row(const RowPtr& r, int64_t n, int lane) {
-    const int64_t blocks = n / 256;
-    if constexpr (SOA) {
-      prefetch_l2_lines(r.qs, blocks * 128, lane);
-      prefetch_l2_lines(r.sc, blocks * 12, lane);
-      prefetch_l2_lines(r.d, blocks * 2, lane);
-      prefetch_l2_lines(r.dm, blocks * 2, lane);
-    } else {
-      prefetch_l2_lines(r.qs, blocks * 144, lane);
-    }
   }
   __device__ static int64_t units(int64_t n) { return n / 32; }
   __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u64) {
@@ -450,17 +429,6 @@ struct Dp4aQ6_K {
     if constexpr (SOA) return RowPtr{p.ql + bytes, p.qh + bytes, p.sc + bytes, moved(p.d, bytes)};
     else return RowPtr{p.ql + bytes, nullptr, nullptr, nullptr};
   }
-  __device__ static void prefetch_row(const RowPtr& r, int64_t n, int lane) {
-    const int64_t blocks = n / 256;
-    if constexpr (SOA) {
-      prefetch_l2_lines(r.ql, blocks * 128, lane);
-      prefetch_l2_lines(r.qh, blocks * 64, lane);
-      prefetch_l2_lines(r.sc, blocks * 16, lane);
-      prefetch_l2_lines(r.d, blocks * 2, lane);
-    } else {
-      prefetch_l2_lines(r.ql, blocks * 210, lane);
-    }
-  }
   __device__ static void load(Raw& raw, const RowPtr& r, int64_t u64) {
     const int u = int(u64), b = u >> 3, k = u & 7, n = k >> 2, l0 = (k & 3) * 8;
     const uint8_t *ql, *qh, *sc;
@@ -534,15 +502,6 @@ struct Dp4aQ8_0 {
   __device__ static RowPtr shift(const RowPtr& p, int64_t bytes) {
     if constexpr (SOA) return RowPtr{p.qs + bytes, moved(p.d, bytes)};
     else return RowPtr{p.qs + bytes, nullptr};
-  }
-  __device__ static void prefetch_row(const RowPtr& r, int64_t n, int lane) {
-    const int64_t blocks = n / 32;
-    if constexpr (SOA) {
-      prefetch_l2_lines(r.qs, blocks * 32, lane);
-      prefetch_l2_lines(r.d, blocks * 2, lane);
-    } else {
-      prefetch_l2_lines(r.qs, blocks * 34, lane);
-    }
   }
   __device__ static void load(Raw& raw, const RowPtr& r, int64_t u64) {
     const int u = int(u64), b = u >> 1, h = u & 1;
