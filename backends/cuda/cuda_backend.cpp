@@ -51,6 +51,7 @@ struct Switches {
   bool fused_gate_up = true;
   bool qkv_fused = true;
   int gemv_rows = 2;
+  int gemv_fill = 0;  // blocks per multiprocessor a GEMV grid should reach; 0: rows per warp fixed
   int attn_chunk = 16;
   int attn_grid = 0;      // split blocks per kv head; 0: one per possible split
   bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
@@ -88,6 +89,9 @@ const std::vector<SwitchInfo>& switch_table() {
       {"qkv_fused", "q, k and v projections of one dtype in one GEMV launch", "1", "0|1", "default"},
       {"gemv_rows", "matrix rows per warp in the decode GEMV (activation reuse vs. parallelism)", "2", "1|2|4",
        "default"},
+      {"gemv_fill", "decode GEMV: rows per warp halved (down to 1; 2 with the rope epilogue) for a matrix whose grid "
+                    "would have fewer than this many blocks per multiprocessor, e.g. the 3B's o and down (3072 rows: "
+                    "384 blocks of 8 rows for 528 slots); 0: gemv_rows everywhere", "0", "0|2|3|4|6|8", "opt-in"},
       {"attn_chunk", "cached positions per flash-decoding split block", "16", "16|32|64|128|256", "default"},
       {"attn_grid", "flash-decoding split blocks launched per kv head, each walking every n-th split in use; 0 "
                     "launches one block per possible split of the context (most exit at once at short contexts)",
@@ -141,6 +145,9 @@ Switches parse_switches(const BackendOptions& o) {
   s.fused_gate_up = o.get_bool("fused_gate_up", s.fused_gate_up);
   s.qkv_fused = o.get_bool("qkv_fused", s.qkv_fused);
   s.gemv_rows = o.get_int("gemv_rows", s.gemv_rows);
+  s.gemv_fill = o.get_int("gemv_fill", s.gemv_fill);
+  if (s.gemv_fill < 0 || s.gemv_fill > 64)
+    throw Error("CUDA backend: gemv_fill must be in [0, 64] (got " + std::to_string(s.gemv_fill) + ")");
   s.attn_chunk = o.get_int("attn_chunk", s.attn_chunk);
   s.attn_grid = o.get_int("attn_grid", s.attn_grid);
   if (s.attn_grid < 0 || s.attn_grid > 4096)
@@ -271,6 +278,7 @@ class CudaBackend final : public Backend {
   HParams hp_;
   Switches sw_;
   uint32_t max_ctx_ = 0;
+  int multiprocessors_ = 0;
   bool kv_f16_ = true;
   uint64_t device_bytes_ = 0;
   std::vector<void*> allocations_;
@@ -400,6 +408,7 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   batched_.reset();
   if (!model) throw Error("CUDA backend: load() without a model");
   sw_ = parse_switches(options);
+  P64_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device_));
   model_ = model;
   hp_ = model->hparams();
   const HParams& hp = hp_;
@@ -578,6 +587,7 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.mode = mode;
   g.act_bits = sw_.act_bits;
   g.rows_per_warp = sw_.gemv_rows;
+  g.fill_blocks = int64_t(sw_.gemv_fill) * multiprocessors_;
   g.rope = rope;
   launch_gemv(g, stream_);
 }

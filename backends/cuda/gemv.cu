@@ -339,7 +339,10 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   if (g.fuse.quantize_out && (a.total_rows % 32 != 0 || (g.mode != GemvMode::AddTo && g.mode != GemvMode::SwiGLU) ||
                               (g.mode == GemvMode::AddTo && g.nseg != 1)))
     throw Error("CUDA backend: output quantization needs one AddTo/SwiGLU output of a multiple of 32 rows");
-  const int r = g.rows_per_warp;
+  // gemv_fill: a matrix with few rows (o and down on the 3B: 3072) leaves block slots empty at
+  // rows_per_warp; fewer rows per warp give it more blocks. The rope epilogue needs pairs.
+  int r = g.rows_per_warp;
+  while (r > (g.rope.inv_freq ? 2 : 1) && a.total_rows / (int64_t(kWarps) * r) < g.fill_blocks) r /= 2;
   if (g.act_bits == 16 && gemv_has_int_path(g.dtype, g.n)) {
     switch (g.dtype) {
       case kQ4_K: return launch_rows<Dp2a<kQ4_K>>(a, g.mode, r, stream);

@@ -82,6 +82,7 @@ struct GemvLaunch {
   // weights); an integer path is taken only where the dtype has one (gemv_has_int_path).
   int act_bits = 16;
   int rows_per_warp = 2;       // 1 | 2 | 4
+  int64_t fill_blocks = 0;     // gemv_fill: rows per warp halved while the grid has fewer blocks (0: never)
   GemvFusion fuse;
   L2Prefetch prefetch;
   bool cap_registers = false;  // gemv_regs=cap: registers capped so 4 blocks fit per multiprocessor

@@ -3,7 +3,8 @@
 # each candidate in order two A/B runs against the configuration promoted so far (the plan's
 # rule: two consecutive wins make a default), and the final numbers of the promoted set on every
 # model: quality against the CPU, decode speed, pp512, a timeline. Prints a table last.
-# Env: CANDIDATES (space-separated switch=value, in order; a+b joins switches into one candidate), SWEEP (";"-separated variants timed
+# Env: CANDIDATES (space-separated switch=value, in order; a+b joins switches into one candidate;
+# "best": the sweep's fastest variant), SWEEP (";"-separated variants timed
 # first, "" = defaults), FINAL=0 stops after the A/B runs.
 # Run from the repository root with OUT set and .dev/gpu, .dev/shared, .gl carried.
 set -uo pipefail
@@ -33,9 +34,18 @@ timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --token
 speed() { timeout 120 "$P64" decode-proxy "$@" --runs 3 --warmup 1 --db "$DB" --json 2>>"$OUT/speed.err" |
   python3 -c "import json,sys; d=json.load(sys.stdin); m=d['decode_tok_s']; p=d['prefill_tok_s']; print('decode %7.1f [%7.1f-%7.1f] %5.0f GB/s  prefill %8.1f' % (m['median'], m['min'], m['max'], d['effective_gbs']['median'], p['median']))"; }
 IFS=';' read -ra sweep <<<"${SWEEP:-;l2_prefetch=1;gemv_rows=1}"
+best=""; best_tps=0
 for v in "${sweep[@]}"; do
-  row "sweep 3B-Q4_K_M [${v:-default}]: $(speed "$S3" --backend "$BACKEND" --tokens 128 --prompt-tokens 1 $(opts "$v"))"
+  r=$(speed "$S3" --backend "$BACKEND" --tokens 128 --prompt-tokens 1 $(opts "$v"))
+  row "sweep 3B-Q4_K_M [${v:-default}]: $r"
+  tps=$(echo "$r" | awk '{print $2}')
+  if [ -n "$tps" ] && awk "BEGIN{exit !($tps > $best_tps)}"; then best="$v"; best_tps=$tps; fi
 done
+# CANDIDATES=best: the fastest sweep variant (its switches joined into one candidate), if not the defaults
+if [ "$CANDIDATES" = best ]; then
+  CANDIDATES=$(echo $best | tr ' ' '+')
+  row "best sweep variant: ${best:-defaults} ($best_tps tok/s)"
+fi
 
 base=""
 for sw in $CANDIDATES; do
