@@ -134,6 +134,10 @@ void launch_attention_combine(const AttnLaunch& a, cudaStream_t stream);     // 
 // ---- sample.cu
 void launch_argmax(const float* logits, int64_t n, StepState* state, cudaStream_t stream);
 
+// ---- fault.cu
+// Launches a kernel that traps, leaving the context failed as a lost device would (tests only).
+void launch_trap(cudaStream_t stream);
+
 // ---- passport.cu
 // Read-only streaming bandwidth (16-byte loads) over `bytes` at `buf`; returns GB/s of one pass.
 float measure_read_kernel_ms(const void* buf, size_t bytes, unsigned* sink, cudaStream_t stream);
