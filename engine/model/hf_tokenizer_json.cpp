@@ -98,8 +98,10 @@ Vocabulary read_checked_tokenizer_json(const std::string& path) {
   const bool byte_fallback = model.value("byte_fallback", false);
   v.kind = byte_fallback ? TokenizerKind::SentencePiece : TokenizerKind::ByteLevelBPE;
 
+  size_t placed = 0;
   auto place = [&](int64_t id, const std::string& text, TokenType t) {
     if (id < 0 || id > 10'000'000) fail("model.vocab", "token id " + std::to_string(id) + " out of range");
+    ++placed;
     if (static_cast<size_t>(id) >= v.tokens.size()) {
       v.tokens.resize(static_cast<size_t>(id) + 1);
       v.types.resize(static_cast<size_t>(id) + 1, static_cast<int32_t>(TokenType::Unused));
@@ -121,6 +123,11 @@ Vocabulary read_checked_tokenizer_json(const std::string& path) {
     }
   }
   if (v.tokens.empty()) fail("model.vocab", "no tokens");
+  // Real vocabularies number their tokens densely; a few ids far apart would make a small file
+  // allocate a table of millions of empty tokens (fuzz_vocab_loader: 11 tokens, ids to 7888888).
+  if (v.tokens.size() > 2 * placed + 65536)
+    fail("model.vocab", std::to_string(placed) + " tokens with ids up to " + std::to_string(v.tokens.size() - 1) +
+                            ": the ids are too sparse for a vocabulary");
 
   if (model.contains("merges") && model["merges"].is_array()) {
     v.merges.reserve(model["merges"].size());
