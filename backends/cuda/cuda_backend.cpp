@@ -46,7 +46,9 @@ struct Switches {
   bool fuse_norm = false;
   bool l2_prefetch = false;
   bool gemv_reg_cap = true;
-  int gemv_in_flight = 1;  // promoted 2026-12-04: B/A 1.079, 1.082 on the H200 (3B Q4_K_M)
+  // 0 = auto: 2 for Q8_0 matrices, 1 for the K-quants (promoted 2026-12-04 on the H200: 1 on
+  // the 3B Q4_K_M B/A 1.079, 1.082; 2 on the 3B Q8_0 B/A 1.052, 1.053)
+  int gemv_in_flight = 0;
   int act_bits = 16;  // act_quant: int16 | int8 | f32 (0)
   bool fused_gate_up = true;
   bool qkv_fused = true;
@@ -80,8 +82,9 @@ const std::vector<SwitchInfo>& switch_table() {
                     "SM), 'cap' limits them so 4 blocks fit (integer paths, 1-2 rows per warp)", "cap", "free|cap",
        "default"},
       {"gemv_in_flight", "decode GEMV (integer paths): 32-unit rounds per lane whose weight loads are issued before "
-                         "any arithmetic on them; 1 frees registers for more resident warps (promoted 2026-12-04: B/A 1.079, "
-                         "1.082)", "1", "1|2", "default"},
+                         "any arithmetic on them; 1 frees registers for more resident warps. auto: 2 for Q8_0 matrices, "
+                         "1 for the K-quants (H200 2026-12-04: 1 on the 3B Q4_K_M B/A 1.079, 1.082; 2 on the 3B Q8_0 "
+                         "B/A 1.052, 1.053)", "auto", "auto|1|2", "default"},
       {"act_quant", "GEMV activations for Q4_K/Q6_K/Q8_0: int16 per 32 with dp2a, int8 per 32 with dp4a "
                     "(llama.cpp's mmvq idea; fails the quality gate on deep models), or f32 FMA on dequantized "
                     "weights", "int16", "int16|int8|f32", "default"},
@@ -134,8 +137,11 @@ Switches parse_switches(const BackendOptions& o) {
       throw Error("CUDA backend: gemv_regs must be free or cap (got '" + it->second + "')");
     s.gemv_reg_cap = it->second == "cap";
   }
-  s.gemv_in_flight = static_cast<int>(o.get_int("gemv_in_flight", s.gemv_in_flight));
-  if (s.gemv_in_flight != 1 && s.gemv_in_flight != 2) throw Error("CUDA backend: gemv_in_flight must be 1 or 2");
+  if (auto it = o.switches.find("gemv_in_flight"); it != o.switches.end() && it->second != "auto") {
+    s.gemv_in_flight = static_cast<int>(o.get_int("gemv_in_flight", s.gemv_in_flight));
+    if (s.gemv_in_flight != 1 && s.gemv_in_flight != 2)
+      throw Error("CUDA backend: gemv_in_flight must be auto, 1 or 2");
+  }
   if (auto it = o.switches.find("act_quant"); it != o.switches.end()) {
     if (it->second == "int16") s.act_bits = 16;
     else if (it->second == "int8") s.act_bits = 8;
@@ -582,7 +588,8 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.fuse = fuse;
   g.prefetch = next_prefetch_;
   g.cap_registers = sw_.gemv_reg_cap;
-  g.units_in_flight = sw_.gemv_in_flight;
+  const bool q8 = g.dtype == uint32_t(DType::Q8_0) || g.dtype == uint32_t(DType::Q8_0_SOA);
+  g.units_in_flight = sw_.gemv_in_flight != 0 ? sw_.gemv_in_flight : q8 ? 2 : 1;
   next_prefetch_ = L2Prefetch{};
   g.mode = mode;
   g.act_bits = sw_.act_bits;
