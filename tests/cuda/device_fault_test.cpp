@@ -4,16 +4,13 @@
 // refused the same way, and the lab store keeps exactly the runs it had, intact. The failed
 // context would poison every later test, so the scenario runs in a re-executed child process
 // (a gtest death test) that reports each check on stderr and exits 0 only if all held.
-#include <sqlite3.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 
 #include "backends/cuda/kernels.h"
 #include "cuda/cuda_test_support.h"
-#include "engine/lab/decode_proxy.h"
-#include "engine/lab/store.h"
+#include "support/device_fault_scenario.h"
 #include "support/shared_files.h"
 #include "support/test_models.h"
 
@@ -51,16 +48,6 @@ void check(bool ok, const std::string& what) {
   if (!ok) ++fails;
 }
 
-std::string integrity(Store& store) {
-  sqlite3_stmt* st = nullptr;
-  std::string r = "prepare failed";
-  if (sqlite3_prepare_v2(store.handle(), "PRAGMA integrity_check", -1, &st, nullptr) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    r = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
-  return r;
-}
-
 // Every object, the failed backend's included, is destroyed before the child exits: tearing
 // down on a failed context must not crash either.
 int fault_in_the_middle_of_a_run() {
@@ -69,19 +56,10 @@ int fault_in_the_middle_of_a_run() {
   Store::Options so;
   so.import_plan_history = false;
   auto store = Store::open(db, so);
-  RunBundle kept;
-  kept.run.kind = RunKind::DecodeProxy;
-  kept.run.backend = "cuda";
-  kept.run.label = "before the fault";
-  const int64_t kept_id = store->write_run(kept);
+  const int64_t kept_id = write_run_before_fault(*store, "cuda");
 
   auto model = make_tiny_model(soa_mix(), 41);
-  DecodeProxyParams p;
-  p.decode_tokens = 8;
-  p.prompt_tokens = 4;
-  p.runs = 3;
-  p.warmup = 0;
-  p.warm_repeats = 0;
+  const DecodeProxyParams p = three_short_runs();
   TrappingBackend gpu(13);  // in the middle of the second run
   BackendOptions o;
   o.max_context = 64;
@@ -109,7 +87,7 @@ int fault_in_the_middle_of_a_run() {
   check(!again.empty(), "a new backend on the failed context is refused with a DeviceError");
   const auto runs = store->runs();
   check(runs.size() == 1 && runs[0].id == kept_id, "the store holds exactly the run it had");
-  check(integrity(*store) == "ok", "PRAGMA integrity_check is ok");
+  check(integrity_check(*store) == "ok", "PRAGMA integrity_check is ok");
   return fails;
 }
 

@@ -2,7 +2,6 @@
 // here is refused by name with the reason; a device that runs out of memory at load or is
 // lost in the middle of a run surfaces as a DeviceError (never a half-finished result), and
 // the store, written only after a run completes, keeps exactly what it had.
-#include <sqlite3.h>
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -16,6 +15,7 @@
 #include "engine/lab/store.h"
 #include "engine/runtime/backend_registry.h"
 #include "lab/toy_backend.h"
+#include "support/device_fault_scenario.h"
 #include "support/shared_files.h"
 
 namespace p64 {
@@ -110,19 +110,10 @@ TEST(DeviceFault, OutOfMemoryAndDeviceLostAreDeviceErrorsAndTheStoreKeepsItsRuns
   Store::Options o;
   o.import_plan_history = false;
   auto store = Store::open((dir / "lab.db").string(), o);
-  RunBundle kept;
-  kept.run.kind = RunKind::DecodeProxy;
-  kept.run.backend = "toy";
-  kept.run.label = "before the fault";
-  const int64_t kept_id = store->write_run(kept);
+  const int64_t kept_id = test::write_run_before_fault(*store, "toy");
 
   auto model = test::make_toy_model();
-  DecodeProxyParams p;
-  p.decode_tokens = 8;
-  p.prompt_tokens = 4;
-  p.runs = 3;
-  p.warmup = 0;
-  p.warm_repeats = 0;
+  const DecodeProxyParams p = test::three_short_runs();
 
   FaultyBackend oom(true, 0);
   EXPECT_THROW(oom.load(model, {}), DeviceError);
@@ -138,11 +129,7 @@ TEST(DeviceFault, OutOfMemoryAndDeviceLostAreDeviceErrorsAndTheStoreKeepsItsRuns
   const auto runs = store->runs();
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_EQ(runs[0].id, kept_id);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(store->handle(), "PRAGMA integrity_check", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "ok");
-  sqlite3_finalize(st);
+  EXPECT_EQ(test::integrity_check(*store), "ok");
 }
 
 }  // namespace p64
