@@ -181,7 +181,11 @@ void RunsPanel::select_run(qint64 run_id) {
   }
   pending_select_ = 0;
   const QModelIndex proxy = filter_->mapFromSource(runs_->index(src, 0));
-  if (proxy.isValid()) table_->setCurrentIndex(proxy);
+  if (!proxy.isValid()) return;
+  // Already the current row (e.g. selected when the run finished): setCurrentIndex would not
+  // signal, yet the caller asked for the run to be shown (and run_shown to follow).
+  if (table_->currentIndex().row() == proxy.row()) show_run(proxy);
+  else table_->setCurrentIndex(proxy);
 }
 
 void RunsPanel::show_run(const QModelIndex& proxy_index) {
