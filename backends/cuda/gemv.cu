@@ -6,6 +6,8 @@
 // FFN's SwiGLU (gate and up rows computed by the same warp).
 #include <cuda_fp16.h>
 
+#include <algorithm>
+
 #include "backends/cuda/bulk_copy.cuh"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
@@ -29,7 +31,7 @@ namespace {
 constexpr int kWarps = P64_CUDA_GEMV_WARPS;  // warps per block
 
 // gemv_stage: the byte widths of the dtype's SoA field arrays in order, the blocks per row and
-// the shared memory a block's copy takes (0: not staged).
+// the shared memory one group of rows takes (0: not staged).
 struct StagePlan {
   int fields;
   int32_t bytes[4];
@@ -266,62 +268,92 @@ __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kerne
     if (warp == 0) quantize_output(a.fuse, int64_t(blockIdx.x) * 32 + lane, a.total_rows, s_out[lane]);
   }
 }
-// gemv_stage: thread 0 bulk-copies the block's rows (every field of every row, gate and up
-// with SwiGLU) into shared memory before the block waits for its inputs, so the whole block's
-// weights are in flight at once with no registers held for them; the warps then read them
-// from shared memory. The host guarantees whole blocks (no tail rows, no segment straddled)
-// and 16-byte aligned spans.
+// gemv_stage: a persistent grid (as many blocks as fit at once) walks the groups of 4 x R
+// rows; thread 0 bulk-copies a group's rows (every SoA field, gate and up with SwiGLU) into one
+// of kStageBuffers shared buffers, so the copies of the next groups are in flight, holding no
+// registers, while the warps compute the current one from shared memory. The host guarantees
+// whole groups (no tail rows, no segment straddled) and 16-byte aligned spans.
+#ifndef P64_CUDA_STAGE_BUFFERS  // compile-time variants (scripts/gpu/build-gemv-variants.sh)
+#define P64_CUDA_STAGE_BUFFERS 2
+#endif
+constexpr int kStageBuffers = P64_CUDA_STAGE_BUFFERS;
+
+template <int MODE>
+__device__ __forceinline__ void stage_group(const GemvArgs& a, int64_t group, int64_t rows, uint8_t* dst,
+                                            uint64_t* arrived) {
+  int s = 0;
+  int64_t rr = group * rows;
+  if constexpr (MODE != 2) {
+    while (s + 1 < a.nseg && rr >= a.seg[s].rows) { rr -= a.seg[s].rows; ++s; }
+  }
+  const int64_t nb = rows * a.stage.blocks_per_row;
+  const uint32_t part_bytes = a.stage.smem / (MODE == 2 ? 2 : 1);
+  bulk_barrier_expect(arrived, a.stage.smem);
+  for (int part = 0; part < (MODE == 2 ? 2 : 1); ++part) {
+    const GemvSegment& g = a.seg[MODE == 2 ? part : s];
+    int64_t field_at = 0;  // the field's array offset in units of blocks x bytes
+    for (int f = 0; f < a.stage.fields; ++f) {
+      const int64_t w = a.stage.bytes[f];
+      bulk_copy_to_shared(dst + part * part_bytes + nb * field_at, g.w + g.nb * field_at + rr * a.stage.blocks_per_row * w,
+                          uint32_t(nb * w), arrived);
+      field_at += w;
+    }
+  }
+}
+
 template <class P, int R, int MODE, int MINB>
 __global__ void __launch_bounds__(kWarps * 32, MINB) gemv_staged_kernel(const GemvArgs a) {
   extern __shared__ __align__(128) uint8_t stage[];
-  __shared__ uint64_t arrived;
+  __shared__ uint64_t arrived[kStageBuffers];
   constexpr int64_t kRows = int64_t(kWarps) * R;
   const int warp = threadIdx.x >> 5;
-  const int64_t block_row0 = int64_t(blockIdx.x) * kRows;
-  const int64_t nb = kRows * a.stage.blocks_per_row;
-  const int64_t part_bytes = a.stage.smem / (MODE == 2 ? 2 : 1);
-  if (threadIdx.x == 0) bulk_barrier_init(&arrived);
+  const int64_t groups = a.total_rows / kRows, nb = kRows * a.stage.blocks_per_row;
+  const uint32_t part_bytes = a.stage.smem / (MODE == 2 ? 2 : 1);
+  if (threadIdx.x == 0) {
+    for (int b = 0; b < kStageBuffers; ++b) bulk_barrier_init(&arrived[b]);
+  }
   __syncthreads();
   if (threadIdx.x == 0) {
-    int s = 0;
-    int64_t rr = block_row0;
-    if constexpr (MODE != 2) {
-      while (s + 1 < a.nseg && rr >= a.seg[s].rows) { rr -= a.seg[s].rows; ++s; }
-    }
-    bulk_barrier_expect(&arrived, a.stage.smem);
-    for (int part = 0; part < (MODE == 2 ? 2 : 1); ++part) {
-      const GemvSegment& g = a.seg[MODE == 2 ? part : s];
-      int64_t field_at = 0;  // the field's array offset in units of blocks x bytes
-      for (int f = 0; f < a.stage.fields; ++f) {
-        const int64_t w = a.stage.bytes[f];
-        bulk_copy_to_shared(stage + part * part_bytes + nb * field_at, g.w + g.nb * field_at + rr * a.stage.blocks_per_row * w,
-                            uint32_t(nb * w), &arrived);
-        field_at += w;
-      }
+    for (int b = 0; b < kStageBuffers; ++b) {
+      const int64_t g = blockIdx.x + int64_t(b) * gridDim.x;
+      if (g < groups) stage_group<MODE>(a, g, kRows, stage + b * a.stage.smem, &arrived[b]);
     }
   }
   dependency_wait();
-  bulk_barrier_wait(&arrived, 0);
-  float res[R];
-  const int64_t row0 = block_row0 + int64_t(warp) * R;
-  warp_rows<P, R, MODE, 1, true>(a, row0, false, res, StageView{stage, nb, int64_t(warp) * R, part_bytes});
-  if constexpr (MODE == 0 && R % 2 == 0) {
-    if (a.rope.inv_freq) rope_epilogue<R>(a, row0, res);
+  int it = 0;
+  for (int64_t g = blockIdx.x; g < groups; g += gridDim.x, ++it) {
+    const int b = it % kStageBuffers;
+    uint8_t* buf = stage + b * a.stage.smem;
+    bulk_barrier_wait(&arrived[b], uint32_t(it / kStageBuffers) & 1);
+    float res[R];
+    const int64_t row0 = g * kRows + int64_t(warp) * R;
+    warp_rows<P, R, MODE, 1, true>(a, row0, false, res, StageView{buf, nb, int64_t(warp) * R, part_bytes});
+    if constexpr (MODE == 0 && R % 2 == 0) {
+      if (a.rope.inv_freq) rope_epilogue<R>(a, row0, res);
+    }
+    __syncthreads();  // every warp is done with this buffer: it may take the group after next
+    const int64_t next = g + int64_t(kStageBuffers) * gridDim.x;
+    if (threadIdx.x == 0 && next < groups) stage_group<MODE>(a, next, kRows, buf, &arrived[b]);
   }
 }
 
 template <class P, int R, int MODE>
 void launch_staged(const GemvArgs& a, cudaStream_t stream) {
   constexpr int MINB = P64_CUDA_GEMV_MIN_BLOCKS;
+  auto* kernel = gemv_staged_kernel<P, R, MODE, MINB>;
   static bool opted_in = false;  // per instance: dynamic shared memory beyond 48 KB must be asked for
   if (!opted_in) {
-    P64_CUDA_CHECK(cudaFuncSetAttribute(gemv_staged_kernel<P, R, MODE, MINB>,
-                                        cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxStageBytes)));
+    P64_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxStageBytes)));
     opted_in = true;
   }
-  const int64_t blocks = a.total_rows / (int64_t(kWarps) * R);
-  launch_kernel("gemv_staged_kernel", gemv_staged_kernel<P, R, MODE, MINB>, dim3(unsigned(blocks)), dim3(kWarps * 32),
-                a.stage.smem, stream, a);
+  const size_t smem = size_t(a.stage.smem) * kStageBuffers;
+  int device = 0, sms = 0, per_sm = 0;
+  P64_CUDA_CHECK(cudaGetDevice(&device));
+  P64_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  P64_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, smem));
+  const int64_t groups = a.total_rows / (int64_t(kWarps) * R);
+  const int64_t blocks = std::min<int64_t>(groups, int64_t(sms) * std::max(per_sm, 1));
+  launch_kernel("gemv_staged_kernel", kernel, dim3(unsigned(blocks)), dim3(kWarps * 32), smem, stream, a);
 }
 
 template <class P, int R, int MODE, bool QOUT, int MINB = 1>
@@ -446,7 +478,7 @@ StagePlan plan_stage(const GemvLaunch& g) {
     part = rows * p.blocks_per_row * field_at;
   }
   const int64_t total = part * (g.mode == GemvMode::SwiGLU ? 2 : 1);
-  if (total > kMaxStageBytes) return StagePlan{};
+  if (total * kStageBuffers > kMaxStageBytes) return StagePlan{};
   p.smem = uint32_t(total);
   return p;
 }
