@@ -54,7 +54,6 @@ struct Switches {
   bool qkv_fused = true;
   int gemv_rows = 2;
   int gemv_fill = 0;  // blocks per multiprocessor a GEMV grid should reach; 0: rows per warp fixed
-  bool gemv_stage = false;
   int attn_chunk = 16;
   int attn_grid = 0;      // split blocks per kv head; 0: one per possible split
   bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
@@ -96,10 +95,6 @@ const std::vector<SwitchInfo>& switch_table() {
       {"gemv_fill", "decode GEMV: rows per warp halved (down to 1; 2 with the rope epilogue) for a matrix whose grid "
                     "would have fewer than this many blocks per multiprocessor, e.g. the 3B's o and down (3072 rows: "
                     "384 blocks of 8 rows for 528 slots); 0: gemv_rows everywhere", "0", "0|2|3|4|6|8", "opt-in"},
-      {"gemv_stage", "decode GEMV (int16 path, SoA Q4_K/Q6_K/Q8_0, 1-2 rows per warp): one thread per block bulk-copies "
-                     "the block's rows into shared memory (Hopper TMA, one mbarrier) before waiting for the inputs, so "
-                     "tens of KB per SM are in flight without holding registers; other matrices keep the register kernel",
-       "0", "0|1", "opt-in"},
       {"attn_chunk", "cached positions per flash-decoding split block", "16", "16|32|64|128|256", "default"},
       {"attn_grid", "flash-decoding split blocks launched per kv head, each walking every n-th split in use; 0 "
                     "launches one block per possible split of the context (most exit at once at short contexts)",
@@ -159,7 +154,6 @@ Switches parse_switches(const BackendOptions& o) {
   s.gemv_fill = o.get_int("gemv_fill", s.gemv_fill);
   if (s.gemv_fill < 0 || s.gemv_fill > 64)
     throw Error("CUDA backend: gemv_fill must be in [0, 64] (got " + std::to_string(s.gemv_fill) + ")");
-  s.gemv_stage = o.get_bool("gemv_stage", s.gemv_stage);
   s.attn_chunk = o.get_int("attn_chunk", s.attn_chunk);
   s.attn_grid = o.get_int("attn_grid", s.attn_grid);
   if (s.attn_grid < 0 || s.attn_grid > 4096)
@@ -601,7 +595,6 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.act_bits = sw_.act_bits;
   g.rows_per_warp = sw_.gemv_rows;
   g.fill_blocks = int64_t(sw_.gemv_fill) * multiprocessors_;
-  g.stage = sw_.gemv_stage;
   g.rope = rope;
   launch_gemv(g, stream_);
 }

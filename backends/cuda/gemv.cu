@@ -6,9 +6,6 @@
 // FFN's SwiGLU (gate and up rows computed by the same warp).
 #include <cuda_fp16.h>
 
-#include <algorithm>
-
-#include "backends/cuda/bulk_copy.cuh"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
@@ -30,15 +27,6 @@ namespace {
 #endif
 constexpr int kWarps = P64_CUDA_GEMV_WARPS;  // warps per block
 
-// gemv_stage: the byte widths of the dtype's SoA field arrays in order, the blocks per row and
-// the shared memory one group of rows takes (0: not staged).
-struct StagePlan {
-  int fields;
-  int32_t bytes[4];
-  int64_t blocks_per_row;
-  uint32_t smem;
-};
-
 struct GemvArgs {
   GemvSegment seg[3];
   int nseg;
@@ -48,7 +36,6 @@ struct GemvArgs {
   GemvFusion fuse;
   L2Prefetch prefetch;
   GemvRope rope;
-  StagePlan stage;
   bool cap_registers;  // host side only: picks the kernel instance
   int in_flight;       // host side only: units per lane in flight (1 or 2), picks the instance
 };
@@ -98,18 +85,6 @@ constexpr bool kFloatPath = false;
 template <uint32_t T>
 constexpr bool kFloatPath<FloatPath<T>> = true;
 
-// gemv_stage serves the SoA forms on the int16 path (the default), 1 or 2 rows per warp.
-template <class P>
-constexpr bool kStagedPath = false;
-template <>
-constexpr bool kStagedPath<Dp2a<kQ4_KS>> = true;
-template <>
-constexpr bool kStagedPath<Dp2a<kQ6_KS>> = true;
-template <>
-constexpr bool kStagedPath<Dp2a<kQ8_0S>> = true;
-// Shared memory a staged block may ask for (the H200 gives a block up to 227 KB).
-constexpr uint32_t kMaxStageBytes = 200 * 1024;
-
 // Warps per block, and passes per block: a block that quantizes its output covers 32 rows (one
 // quantization block) in 32 / (W * R) passes of W warps; more warps than 8 would cap the
 // registers below what the SwiGLU rows need.
@@ -137,22 +112,11 @@ __device__ __forceinline__ void quantize_output(const GemvFusion& f, int64_t e, 
   store_quantized_warp(f.out, e, n, f.out_norm && e < n ? v * f.out_norm[e] : v);
 }
 
-// A staged block's rows in shared memory: laid out as an SoA tensor of `nb` blocks of its own
-// (gate rows, then with SwiGLU the up rows `up_bytes` further).
-struct StageView {
-  const uint8_t* base = nullptr;
-  int64_t nb = 0;
-  int64_t row0 = 0;  // the warp's first row among the block's
-  int64_t up_bytes = 0;
-};
-
 // One warp's R rows (with SwiGLU, R gate rows and their R up rows) from row0; returns the
 // values written (lane i holds row i's). `first`: the block's first pass, which waits for the
-// previous kernel once its first weights are in flight. STAGED: the weights are read from the
-// block's copy in shared memory (`sv`), which the caller has waited for.
-template <class P, int R, int MODE, int IF, bool STAGED = false>
-__device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool first, float res[R],
-                                          const StageView& sv = {}) {
+// previous kernel once its first weights are in flight.
+template <class P, int R, int MODE, int IF>
+__device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool first, float res[R]) {
   constexpr int NR = MODE == 2 ? 2 * R : R;
   constexpr int kUnitsInFlight = IF < P::kInFlight ? IF : P::kInFlight;
   const int lane = threadIdx.x & 31;
@@ -166,7 +130,7 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
   // SwiGLU keeps only the gate rows' pointers: an up row's are the gate row's moved by the
   // distance between the two tensors (same shape and type), which frees registers.
   typename P::RowPtr ref[R];
-  const int64_t up_bytes = MODE != 2 ? 0 : STAGED ? sv.up_bytes : a.seg[1].w - a.seg[0].w;
+  const int64_t up_bytes = MODE == 2 ? a.seg[1].w - a.seg[0].w : 0;
   float* out[R];
   bool valid[R];
 #pragma unroll
@@ -178,8 +142,7 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
       while (s + 1 < a.nseg && rr >= a.seg[s].rows) { rr -= a.seg[s].rows; ++s; }
     }
     if (!valid[i]) rr = 0;
-    if constexpr (STAGED) ref[i] = P::row_ptr(RowRef{sv.base, sv.nb, sv.row0 + i, a.n});
-    else ref[i] = P::row_ptr(RowRef{a.seg[s].w, a.seg[s].nb, rr, a.n});
+    ref[i] = P::row_ptr(RowRef{a.seg[s].w, a.seg[s].nb, rr, a.n});
     out[i] = a.seg[s].out + rr;
   }
 
@@ -196,7 +159,7 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
       if (u < units) {
 #pragma unroll
         for (int i = 0; i < NR; ++i)
-          if (valid[i % R]) P::template load<STAGED>(raw[k][i], i < R ? ref[i] : P::shift(ref[i - R], up_bytes), u);
+          if (valid[i % R]) P::load(raw[k][i], i < R ? ref[i] : P::shift(ref[i - R], up_bytes), u);
       }
     }
   };
@@ -268,94 +231,6 @@ __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kerne
     if (warp == 0) quantize_output(a.fuse, int64_t(blockIdx.x) * 32 + lane, a.total_rows, s_out[lane]);
   }
 }
-// gemv_stage: a persistent grid (as many blocks as fit at once) walks the groups of 4 x R
-// rows; thread 0 bulk-copies a group's rows (every SoA field, gate and up with SwiGLU) into one
-// of kStageBuffers shared buffers, so the copies of the next groups are in flight, holding no
-// registers, while the warps compute the current one from shared memory. The host guarantees
-// whole groups (no tail rows, no segment straddled) and 16-byte aligned spans.
-#ifndef P64_CUDA_STAGE_BUFFERS  // compile-time variants (scripts/gpu/build-gemv-variants.sh)
-#define P64_CUDA_STAGE_BUFFERS 2
-#endif
-constexpr int kStageBuffers = P64_CUDA_STAGE_BUFFERS;
-
-template <int MODE>
-__device__ __forceinline__ void stage_group(const GemvArgs& a, int64_t group, int64_t rows, uint8_t* dst,
-                                            uint64_t* arrived) {
-  int s = 0;
-  int64_t rr = group * rows;
-  if constexpr (MODE != 2) {
-    while (s + 1 < a.nseg && rr >= a.seg[s].rows) { rr -= a.seg[s].rows; ++s; }
-  }
-  const int64_t nb = rows * a.stage.blocks_per_row;
-  const uint32_t part_bytes = a.stage.smem / (MODE == 2 ? 2 : 1);
-  bulk_barrier_expect(arrived, a.stage.smem);
-  for (int part = 0; part < (MODE == 2 ? 2 : 1); ++part) {
-    const GemvSegment& g = a.seg[MODE == 2 ? part : s];
-    int64_t field_at = 0;  // the field's array offset in units of blocks x bytes
-    for (int f = 0; f < a.stage.fields; ++f) {
-      const int64_t w = a.stage.bytes[f];
-      bulk_copy_to_shared(dst + part * part_bytes + nb * field_at, g.w + g.nb * field_at + rr * a.stage.blocks_per_row * w,
-                          uint32_t(nb * w), arrived);
-      field_at += w;
-    }
-  }
-}
-
-template <class P, int R, int MODE, int MINB>
-__global__ void __launch_bounds__(kWarps * 32, MINB) gemv_staged_kernel(const GemvArgs a) {
-  extern __shared__ __align__(128) uint8_t stage[];
-  __shared__ uint64_t arrived[kStageBuffers];
-  constexpr int64_t kRows = int64_t(kWarps) * R;
-  const int warp = threadIdx.x >> 5;
-  const int64_t groups = a.total_rows / kRows, nb = kRows * a.stage.blocks_per_row;
-  const uint32_t part_bytes = a.stage.smem / (MODE == 2 ? 2 : 1);
-  if (threadIdx.x == 0) {
-    for (int b = 0; b < kStageBuffers; ++b) bulk_barrier_init(&arrived[b]);
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    for (int b = 0; b < kStageBuffers; ++b) {
-      const int64_t g = blockIdx.x + int64_t(b) * gridDim.x;
-      if (g < groups) stage_group<MODE>(a, g, kRows, stage + b * a.stage.smem, &arrived[b]);
-    }
-  }
-  dependency_wait();
-  int it = 0;
-  for (int64_t g = blockIdx.x; g < groups; g += gridDim.x, ++it) {
-    const int b = it % kStageBuffers;
-    uint8_t* buf = stage + b * a.stage.smem;
-    bulk_barrier_wait(&arrived[b], uint32_t(it / kStageBuffers) & 1);
-    float res[R];
-    const int64_t row0 = g * kRows + int64_t(warp) * R;
-    warp_rows<P, R, MODE, 1, true>(a, row0, false, res, StageView{buf, nb, int64_t(warp) * R, part_bytes});
-    if constexpr (MODE == 0 && R % 2 == 0) {
-      if (a.rope.inv_freq) rope_epilogue<R>(a, row0, res);
-    }
-    __syncthreads();  // every warp is done with this buffer: it may take the group after next
-    const int64_t next = g + int64_t(kStageBuffers) * gridDim.x;
-    if (threadIdx.x == 0 && next < groups) stage_group<MODE>(a, next, kRows, buf, &arrived[b]);
-  }
-}
-
-template <class P, int R, int MODE>
-void launch_staged(const GemvArgs& a, cudaStream_t stream) {
-  constexpr int MINB = P64_CUDA_GEMV_MIN_BLOCKS;
-  auto* kernel = gemv_staged_kernel<P, R, MODE, MINB>;
-  static bool opted_in = false;  // per instance: dynamic shared memory beyond 48 KB must be asked for
-  if (!opted_in) {
-    P64_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(kMaxStageBytes)));
-    opted_in = true;
-  }
-  const size_t smem = size_t(a.stage.smem) * kStageBuffers;
-  int device = 0, sms = 0, per_sm = 0;
-  P64_CUDA_CHECK(cudaGetDevice(&device));
-  P64_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  P64_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kWarps * 32, smem));
-  const int64_t groups = a.total_rows / (int64_t(kWarps) * R);
-  const int64_t blocks = std::min<int64_t>(groups, int64_t(sms) * std::max(per_sm, 1));
-  launch_kernel("gemv_staged_kernel", kernel, dim3(unsigned(blocks)), dim3(kWarps * 32), smem, stream, a);
-}
-
 template <class P, int R, int MODE, bool QOUT, int MINB = 1>
 void launch_blocks(const GemvArgs& a, cudaStream_t stream) {
   constexpr int W = warps_per_block<QOUT>();
@@ -370,9 +245,6 @@ void launch_blocks(const GemvArgs& a, cudaStream_t stream) {
 
 template <class P, int R, int MODE>
 void launch_one(const GemvArgs& a, cudaStream_t stream) {
-  if constexpr (kStagedPath<P> && R <= 2) {
-    if (a.stage.smem) return launch_staged<P, R, MODE>(a, stream);
-  }
   if constexpr (!kFloatPath<P> && MODE != 0) {
     if (a.fuse.quantize_out) return launch_blocks<P, R, MODE, true>(a, stream);
   }
@@ -432,60 +304,7 @@ void embed_one(RowRef r, const StepState* st, int64_t rows, float* out, cudaStre
                 rows, out);
 }
 
-// The SoA field widths of the staged dtypes (engine/quant/quant.h), 0 fields: not staged.
-StagePlan stage_fields(uint32_t dtype) {
-  switch (dtype) {
-    case kQ4_KS: return StagePlan{4, {128, 12, 2, 2}, 0, 0};
-    case kQ6_KS: return StagePlan{4, {128, 64, 16, 2}, 0, 0};
-    case kQ8_0S: return StagePlan{2, {32, 2, 0, 0}, 0, 0};
-    default: return StagePlan{};
-  }
-}
-
-// The rows per warp launch_gemv runs a launch with (gemv_fill may lower rows_per_warp).
-int rows_per_warp_of(const GemvLaunch& g, int64_t total_rows) {
-  int r = g.rows_per_warp;
-  while (r > (g.rope.inv_freq ? 2 : 1) && total_rows / (int64_t(kWarps) * r) < g.fill_blocks) r /= 2;
-  return r;
-}
-
-int64_t total_rows_of(const GemvLaunch& g) {
-  if (g.mode == GemvMode::SwiGLU) return g.seg[0].rows;
-  int64_t t = 0;
-  for (int i = 0; i < g.nseg; ++i) t += g.seg[i].rows;
-  return t;
-}
-
-// The staged kernel's plan for this launch, or smem 0 where it cannot serve it: whole blocks
-// of rows in every segment, every copied span 16-byte aligned, and the copy within kMaxStageBytes.
-StagePlan plan_stage(const GemvLaunch& g) {
-  StagePlan p = stage_fields(g.dtype);
-  if (!g.stage || g.act_bits != 16 || p.fields == 0 || g.fuse.quantize_out || !gemv_has_int_path(g.dtype, g.n))
-    return StagePlan{};
-  const int r = rows_per_warp_of(g, total_rows_of(g));
-  if (r > 2) return StagePlan{};
-  const int64_t rows = int64_t(kWarps) * r, block_elems = g.dtype == kQ8_0S ? 32 : 256;
-  p.blocks_per_row = g.n / block_elems;
-  int64_t part = 0;
-  for (int i = 0; i < g.nseg; ++i) {
-    const GemvSegment& s = g.seg[i];
-    if (s.rows % rows != 0 || reinterpret_cast<uintptr_t>(s.w) % 16 != 0) return StagePlan{};
-    int64_t field_at = 0;
-    for (int f = 0; f < p.fields; ++f) {
-      if ((s.nb * field_at) % 16 != 0 || (rows * p.blocks_per_row * p.bytes[f]) % 16 != 0) return StagePlan{};
-      field_at += p.bytes[f];
-    }
-    part = rows * p.blocks_per_row * field_at;
-  }
-  const int64_t total = part * (g.mode == GemvMode::SwiGLU ? 2 : 1);
-  if (total * kStageBuffers > kMaxStageBytes) return StagePlan{};
-  p.smem = uint32_t(total);
-  return p;
-}
-
 }  // namespace
-
-bool gemv_stages(const GemvLaunch& g) { return plan_stage(g).smem != 0; }
 
 bool gemv_has_int_path(uint32_t dtype, int64_t n) {
   switch (dtype) {
@@ -499,7 +318,12 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   GemvArgs a{};
   for (int i = 0; i < 3; ++i) a.seg[i] = g.seg[i];
   a.nseg = g.nseg;
-  a.total_rows = total_rows_of(g);
+  a.total_rows = 0;
+  if (g.mode == GemvMode::SwiGLU) {
+    a.total_rows = g.seg[0].rows;
+  } else {
+    for (int i = 0; i < g.nseg; ++i) a.total_rows += g.seg[i].rows;
+  }
   a.n = g.n;
   a.act = ActRef{g.xf, g.xq, g.xd, g.xs};
   a.fuse = g.fuse;
@@ -517,8 +341,8 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
     throw Error("CUDA backend: output quantization needs one AddTo/SwiGLU output of a multiple of 32 rows");
   // gemv_fill: a matrix with few rows (o and down on the 3B: 3072) leaves block slots empty at
   // rows_per_warp; fewer rows per warp give it more blocks. The rope epilogue needs pairs.
-  const int r = rows_per_warp_of(g, a.total_rows);
-  a.stage = plan_stage(g);
+  int r = g.rows_per_warp;
+  while (r > (g.rope.inv_freq ? 2 : 1) && a.total_rows / (int64_t(kWarps) * r) < g.fill_blocks) r /= 2;
   if (g.act_bits == 16 && gemv_has_int_path(g.dtype, g.n)) {
     switch (g.dtype) {
       case kQ4_K: return launch_rows<Dp2a<kQ4_K>>(a, g.mode, r, stream);

@@ -88,12 +88,7 @@ struct GemvLaunch {
   bool cap_registers = false;  // gemv_regs=cap: registers capped so 4 blocks fit per multiprocessor
   int units_in_flight = 1;     // gemv_in_flight: units per lane loaded before any arithmetic (1 | 2)
   GemvRope rope;               // Store mode, 2 or 4 rows per warp
-  // gemv_stage: each block bulk-copies its rows into shared memory before computing (integer
-  // paths; a matrix the copy cannot serve, see gemv_stages, takes the register kernel).
-  bool stage = false;
 };
-// True when launch_gemv(g) would run the shared-memory staged kernel.
-bool gemv_stages(const GemvLaunch& g);
 // True when the integer-activation paths exist for this dtype and row length.
 bool gemv_has_int_path(uint32_t dtype, int64_t n);
 void launch_gemv(const GemvLaunch& g, cudaStream_t stream);

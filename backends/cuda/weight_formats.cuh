@@ -61,18 +61,6 @@ __device__ __forceinline__ uint2 ld_stream8(const void* p) {
   asm("ld.global.nc.L1::no_allocate.v2.u32 {%0,%1}, [%2];" : "=r"(r.x), "=r"(r.y) : "l"(p));
   return r;
 }
-// A weight load from global memory (streamed past L1) or, with gemv_stage, from the block's
-// copy of its rows in shared memory.
-template <bool SHARED>
-__device__ __forceinline__ uint4 ld_w16(const void* p) {
-  if constexpr (SHARED) return *static_cast<const uint4*>(p);
-  else return ld_stream16(p);
-}
-template <bool SHARED>
-__device__ __forceinline__ uint2 ld_w8(const void* p) {
-  if constexpr (SHARED) return *static_cast<const uint2*>(p);
-  else return ld_stream8(p);
-}
 __device__ __forceinline__ uint4 ld16_a2(const uint8_t* p) {
   return make_uint4(ld_u32_a2(p), ld_u32_a2(p + 4), ld_u32_a2(p + 8), ld_u32_a2(p + 12));
 }
@@ -318,7 +306,6 @@ struct FloatPath {
       for (int i = 0; i < 32; ++i) x.v[i] = u * 32 + i < n ? p[i] : 0.f;
     }
   }
-  template <bool SHARED = false>  // never staged: global memory only
   __device__ static void load(Raw& raw, const RowRef& r, int64_t u) { Deq<T>::unit(r, u, raw.v); }
   __device__ static float dot(const Raw& raw, const X& x, int64_t) {
     float s = 0.f;
@@ -369,11 +356,10 @@ struct Dp4aQ4_K {
     x.slo = a.xs[e >> 4];
     x.shi = a.xs[(e >> 4) + 2];
   }
-  template <bool SHARED = false>
   __device__ static void load(Raw& raw, const RowPtr& r, int64_t u64) {
     const int u = int(u64), b = u >> 3, k = u & 7;
     if constexpr (SOA) {
-      raw.q = ld_w16<SHARED>(r.qs + b * 128 + 16 * k);
+      raw.q = ld_stream16(r.qs + b * 128 + 16 * k);
       const uint8_t* sc = r.sc + b * 12;
       raw.s0 = ld_u32(sc);
       raw.s1 = ld_u32(sc + 4);
@@ -388,7 +374,7 @@ struct Dp4aQ4_K {
       raw.s0 = ld_u32(blk + 4);
       raw.s1 = ld_u32(blk + 8);
       raw.s2 = ld_u32(blk + 12);
-      raw.q = ld_w16<SHARED>(blk + 16 + 16 * k);
+      raw.q = ld_stream16(blk + 16 + 16 * k);
     }
   }
   // Sub-blocks 2j (integer sum ilo) and 2j+1 (ihi) scaled, minus the mins times the fp32 sums.
@@ -443,7 +429,6 @@ struct Dp4aQ6_K {
     if constexpr (SOA) return RowPtr{p.ql + bytes, p.qh + bytes, p.sc + bytes, moved(p.d, bytes)};
     else return RowPtr{p.ql + bytes, nullptr, nullptr, nullptr};
   }
-  template <bool SHARED = false>
   __device__ static void load(Raw& raw, const RowPtr& r, int64_t u64) {
     const int u = int(u64), b = u >> 3, k = u & 7, n = k >> 2, l0 = (k & 3) * 8;
     const uint8_t *ql, *qh, *sc;
@@ -452,9 +437,9 @@ struct Dp4aQ6_K {
       qh = r.qh + b * 64;
       sc = r.sc + b * 16;
       raw.d = r.d[b];
-      raw.la = ld_w8<SHARED>(ql + 64 * n + l0);
-      raw.lb = ld_w8<SHARED>(ql + 64 * n + 32 + l0);
-      raw.h = ld_w8<SHARED>(qh + 32 * n + l0);
+      raw.la = ld_stream8(ql + 64 * n + l0);
+      raw.lb = ld_stream8(ql + 64 * n + 32 + l0);
+      raw.h = ld_stream8(qh + 32 * n + l0);
     } else {
       const uint8_t* blk = r.ql + b * 210;
       ql = blk;
@@ -518,11 +503,10 @@ struct Dp4aQ8_0 {
     if constexpr (SOA) return RowPtr{p.qs + bytes, moved(p.d, bytes)};
     else return RowPtr{p.qs + bytes, nullptr};
   }
-  template <bool SHARED = false>
   __device__ static void load(Raw& raw, const RowPtr& r, int64_t u64) {
     const int u = int(u64), b = u >> 1, h = u & 1;
     if constexpr (SOA) {
-      raw.q = ld_w16<SHARED>(r.qs + b * 32 + 16 * h);
+      raw.q = ld_stream16(r.qs + b * 32 + 16 * h);
       raw.d = r.d[b];
     } else {
       const uint8_t* blk = r.qs + b * 34;
