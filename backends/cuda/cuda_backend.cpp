@@ -54,8 +54,6 @@ struct Switches {
   bool qkv_fused = true;
   int gemv_rows = 2;
   int gemv_fill = 0;  // blocks per multiprocessor a GEMV grid should reach; 0: rows per warp fixed
-  int logits_in_flight = 0;  // the output head's GEMV; 0: gemv_in_flight's rule
-  int logits_rows = 0;       // the output head's rows per warp; 0: gemv_rows
   int attn_chunk = 16;
   int attn_grid = 0;      // split blocks per kv head; 0: one per possible split
   bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
@@ -97,10 +95,6 @@ const std::vector<SwitchInfo>& switch_table() {
       {"gemv_fill", "decode GEMV: rows per warp halved (down to 1; 2 with the rope epilogue) for a matrix whose grid "
                     "would have fewer than this many blocks per multiprocessor, e.g. the 3B's o and down (3072 rows: "
                     "384 blocks of 8 rows for 528 slots); 0: gemv_rows everywhere", "0", "0|2|3|4|6|8", "opt-in"},
-      {"logits_in_flight", "the output head's GEMV alone (vocabulary rows, e.g. the 3B's 128,256 x 3072 Q6_K: 16k "
-                           "blocks, many waves): units per lane in flight; 0 follows gemv_in_flight", "0", "0|1|2",
-       "opt-in"},
-      {"logits_rows", "the output head's GEMV alone: rows per warp; 0 follows gemv_rows", "0", "0|1|2|4", "opt-in"},
       {"attn_chunk", "cached positions per flash-decoding split block", "16", "16|32|64|128|256", "default"},
       {"attn_grid", "flash-decoding split blocks launched per kv head, each walking every n-th split in use; 0 "
                     "launches one block per possible split of the context (most exit at once at short contexts)",
@@ -160,12 +154,6 @@ Switches parse_switches(const BackendOptions& o) {
   s.gemv_fill = o.get_int("gemv_fill", s.gemv_fill);
   if (s.gemv_fill < 0 || s.gemv_fill > 64)
     throw Error("CUDA backend: gemv_fill must be in [0, 64] (got " + std::to_string(s.gemv_fill) + ")");
-  s.logits_in_flight = o.get_int("logits_in_flight", s.logits_in_flight);
-  if (s.logits_in_flight < 0 || s.logits_in_flight > 2)
-    throw Error("CUDA backend: logits_in_flight must be 0, 1 or 2 (got " + std::to_string(s.logits_in_flight) + ")");
-  s.logits_rows = o.get_int("logits_rows", s.logits_rows);
-  if (s.logits_rows != 0 && s.logits_rows != 1 && s.logits_rows != 2 && s.logits_rows != 4)
-    throw Error("CUDA backend: logits_rows must be 0, 1, 2 or 4 (got " + std::to_string(s.logits_rows) + ")");
   s.attn_chunk = o.get_int("attn_chunk", s.attn_chunk);
   s.attn_grid = o.get_int("attn_grid", s.attn_grid);
   if (s.attn_grid < 0 || s.attn_grid > 4096)
@@ -608,10 +596,6 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.rows_per_warp = sw_.gemv_rows;
   g.fill_blocks = int64_t(sw_.gemv_fill) * multiprocessors_;
   g.rope = rope;
-  if (mats[0] == &output_) {
-    if (sw_.logits_in_flight) g.units_in_flight = sw_.logits_in_flight;
-    if (sw_.logits_rows) g.rows_per_warp = sw_.logits_rows;
-  }
   launch_gemv(g, stream_);
 }
 
