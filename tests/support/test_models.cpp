@@ -36,7 +36,8 @@ TinyTypes soa_mix() {
   return x;
 }
 
-std::shared_ptr<const Model> make_tiny_model(const TinyTypes& types, uint64_t seed, bool tied, bool dequantized_twin) {
+std::shared_ptr<const Model> make_tiny_model(const TinyTypes& types, uint64_t seed, bool tied, bool dequantized_twin,
+                                             uint32_t n_ctx_train) {
   HParams hp;
   hp.name = "test-tiny";
   hp.n_embd = 256;
@@ -46,7 +47,7 @@ std::shared_ptr<const Model> make_tiny_model(const TinyTypes& types, uint64_t se
   hp.head_dim = 64;
   hp.n_ff = 512;
   hp.n_vocab = 384;
-  hp.n_ctx_train = 256;
+  hp.n_ctx_train = n_ctx_train;
   hp.rope_dim = 64;
   hp.rope_base = 10000.0f;
   hp.rms_eps = 1e-5f;

@@ -18,8 +18,9 @@ struct TinyTypes {
 // weights quantized by the reference quantizers; SoA dtypes are packed with soa_pack.
 // `dequantized_twin`: the same quantized values stored back as F32 (dequantize_row), so a
 // float reference sees exactly the weights the quantized kernels read.
+// `n_ctx_train` 0: no trained context to cap max_context by.
 std::shared_ptr<const Model> make_tiny_model(const TinyTypes& types, uint64_t seed, bool tied = false,
-                                             bool dequantized_twin = false);
+                                             bool dequantized_twin = false, uint32_t n_ctx_train = 256);
 TinyTypes all_types(DType t);
 TinyTypes soa_mix();  // the mixed model with Q4_K/Q6_K/Q8_0 in their SoA forms
 
