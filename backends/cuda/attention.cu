@@ -152,6 +152,56 @@ __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunc
   for (int split = blockIdx.y; split < used; split += gridDim.y) attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, sh);
 }
 
+// Head h's output element d over the `used` splits. BATCH 1: a pass for the max, then one for
+// the sums, each split's loads waiting for the previous split's arithmetic. BATCH > 1: the
+// partials of BATCH splits are loaded before any of them is merged (one online-softmax rescale
+// per batch), so a batch costs one memory latency instead of BATCH.
+template <int BATCH>
+__device__ __forceinline__ float merge_splits(const AttnLaunch& a, int splits, int h, int d, int used) {
+  const int D = a.head_dim;
+  const float* pm = a.part_m + int64_t(h) * splits;
+  const float* pl = a.part_l + int64_t(h) * splits;
+  const float* pa = a.part_acc + int64_t(h) * splits * D + d;
+  if constexpr (BATCH == 1) {
+    float M = -INFINITY;
+    for (int s = 0; s < used; ++s) M = fmaxf(M, pm[s]);
+    float L = 0.f, A = 0.f;
+    for (int s = 0; s < used; ++s) {
+      const float f = __expf(pm[s] - M);
+      L += pl[s] * f;
+      A += pa[int64_t(s) * D] * f;
+    }
+    return A / L;
+  } else {
+    float M = -INFINITY, L = 0.f, A = 0.f;
+    for (int s0 = 0; s0 < used; s0 += BATCH) {
+      float m[BATCH], l[BATCH], acc[BATCH];
+#pragma unroll
+      for (int i = 0; i < BATCH; ++i) {
+        const bool in = s0 + i < used;
+        m[i] = in ? pm[s0 + i] : -INFINITY;
+        l[i] = in ? pl[s0 + i] : 0.f;
+        acc[i] = in ? pa[int64_t(s0 + i) * D] : 0.f;
+      }
+      float mn = M;
+#pragma unroll
+      for (int i = 0; i < BATCH; ++i) mn = fmaxf(mn, m[i]);
+      const float c = M == -INFINITY ? 0.f : __expf(M - mn);  // every used split has a finite max
+      L *= c;
+      A *= c;
+#pragma unroll
+      for (int i = 0; i < BATCH; ++i) {
+        const float f = m[i] == -INFINITY ? 0.f : __expf(m[i] - mn);
+        L += l[i] * f;
+        A += acc[i] * f;
+      }
+      M = mn;
+    }
+    return A / L;
+  }
+}
+
+template <int BATCH>
 __global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
   dependency_wait();
   const int h = blockIdx.x, d = threadIdx.x, D = a.head_dim, lane = threadIdx.x & 31;
@@ -159,15 +209,7 @@ __global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
   const int used = (len + a.chunk - 1) / a.chunk;
   float o = 0.f;
   if (d < D) {
-    float M = -INFINITY;
-    for (int s = 0; s < used; ++s) M = fmaxf(M, a.part_m[h * splits + s]);
-    float L = 0.f, A = 0.f;
-    for (int s = 0; s < used; ++s) {
-      const float f = __expf(a.part_m[h * splits + s] - M);
-      L += a.part_l[h * splits + s] * f;
-      A += a.part_acc[(int64_t(h) * splits + s) * D + d] * f;
-    }
-    o = A / L;
+    o = merge_splits<BATCH>(a, splits, h, d, used);
     a.out.xf[int64_t(h) * D + d] = o;
   }
   if (a.quantize_out) {  // head_dim % 32 == 0: each warp is one 32-element quantization block
@@ -212,8 +254,9 @@ void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream) {
 
 void launch_attention_combine(const AttnLaunch& a, cudaStream_t stream) {
   const int threads = a.head_dim < 32 ? 32 : ((a.head_dim + 31) / 32) * 32;
-  launch_kernel("attn_combine_kernel", attn_combine_kernel, dim3(unsigned(a.n_head)), dim3(unsigned(threads)), 0, stream,
-                a, attention_max_splits(a.max_ctx, a.chunk));
+  auto* kernel = a.combine_batch > 1 ? attn_combine_kernel<8> : attn_combine_kernel<1>;
+  launch_kernel("attn_combine_kernel", kernel, dim3(unsigned(a.n_head)), dim3(unsigned(threads)), 0, stream, a,
+                attention_max_splits(a.max_ctx, a.chunk));
 }
 
 }  // namespace p64::cuda

@@ -56,6 +56,10 @@ struct Switches {
   int gemv_fill = 0;  // blocks per multiprocessor a GEMV grid should reach; 0: rows per warp fixed
   int attn_chunk = 16;
   int attn_grid = 0;      // split blocks per kv head; 0: one per possible split
+  // splits the attention combine loads before merging them (8 promoted on the H200 2026-12-04:
+  // B/A 1.009, 1.011 on the 3B Q4_K_M)
+  int combine_batch = 8;
+  bool rms_batched = false;
   bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
   std::string kv_type = "auto";
   bool batched_prefill = true;  // prefill: batched | stepwise
@@ -99,6 +103,13 @@ const std::vector<SwitchInfo>& switch_table() {
       {"attn_grid", "flash-decoding split blocks launched per kv head, each walking every n-th split in use; 0 "
                     "launches one block per possible split of the context (most exit at once at short contexts)",
        "0", "0|16|32|64", "opt-in"},
+      {"combine_batch", "attention combine: the partials (max, sum, weighted V) of this many splits are loaded before "
+                        "any is merged, one online-softmax rescale per batch, so a batch costs one memory latency; 1: a "
+                        "pass for the max then one for the sums, split by split (H200 2026-12-04: B/A 1.009, 1.011)", "8", "1|8",
+       "default"},
+      {"rms_batched", "RMSNorm kernels: each thread loads all its elements of the sum of squares (up to 16) before "
+                      "adding them, and its norm weight before waiting for the producer, so the pass costs one memory "
+                      "latency instead of a strided loop's", "0", "0|1", "opt-in"},
       {"qkv_rope", "RoPE and the k/v cache write in the q/k/v GEMV's epilogue (a warp's adjacent rows are a "
                    "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs); "
                    "promoted on the H200 (B/A 1.006, 1.004)", "1", "0|1", "default"},
@@ -159,6 +170,10 @@ Switches parse_switches(const BackendOptions& o) {
   if (s.attn_grid < 0 || s.attn_grid > 4096)
     throw Error("CUDA backend: attn_grid must be in [0, 4096] (got " + std::to_string(s.attn_grid) + ")");
   s.qkv_rope = o.get_bool("qkv_rope", s.qkv_rope);
+  s.combine_batch = o.get_int("combine_batch", s.combine_batch);
+  s.rms_batched = o.get_bool("rms_batched", s.rms_batched);
+  if (s.combine_batch != 1 && s.combine_batch != 8)
+    throw Error("CUDA backend: combine_batch must be 1 or 8 (got " + std::to_string(s.combine_batch) + ")");
   if (auto it = o.switches.find("kv_type"); it != o.switches.end()) s.kv_type = it->second;
   if (s.gemv_rows != 1 && s.gemv_rows != 2 && s.gemv_rows != 4)
     throw Error("CUDA backend: gemv_rows must be 1, 2 or 4 (got " + std::to_string(s.gemv_rows) + ")");
@@ -633,7 +648,7 @@ void CudaBackend::enqueue_step() {
     const int l = int(li);
     const bool last = li + 1 == hp.n_layer;
     if (!fused || li == 0)
-      op("rms_attn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.attn_norm, hp.rms_eps, E, act_, stream_); });
+      op("rms_attn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.attn_norm, hp.rms_eps, E, act_, stream_, sw_.rms_batched); });
     op("qkv", OpGroup::Attn, l, [&] {
       const DevMatrix* m[3] = {&L.wq, &L.wk, &L.wv};
       float* o[3] = {d_qkv_, d_qkv_ + Q, d_qkv_ + Q + KV};
@@ -670,6 +685,7 @@ void CudaBackend::enqueue_step() {
     a.max_ctx = int(max_ctx_);
     a.chunk = sw_.attn_chunk;
     a.grid_splits = sw_.attn_grid;
+    a.combine_batch = sw_.combine_batch;
     a.part_m = d_part_m_;
     a.part_l = d_part_l_;
     a.part_acc = d_part_acc_;
@@ -693,7 +709,7 @@ void CudaBackend::enqueue_step() {
       gemv(m, o, 1, GemvMode::AddTo, act_.xf, act_, Q);
     });
     if (!fused)
-      op("rms_ffn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.ffn_norm, hp.rms_eps, E, act_, stream_); });
+      op("rms_ffn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.ffn_norm, hp.rms_eps, E, act_, stream_, sw_.rms_batched); });
     const bool fuse = sw_.fused_gate_up && L.gate.dtype == L.up.dtype;
     op("gate_up", OpGroup::Ffn, l, [&] {
       const DevMatrix* m[2] = {&L.gate, &L.up};
@@ -734,7 +750,7 @@ void CudaBackend::enqueue_step() {
   }
   if (!fused)
     op("rms_final", OpGroup::Rms, -1,
-       [&] { launch_rmsnorm_quant(d_x_, output_norm_, hp.rms_eps, E, act_, stream_); });
+       [&] { launch_rmsnorm_quant(d_x_, output_norm_, hp.rms_eps, E, act_, stream_, sw_.rms_batched); });
   op("logits", OpGroup::Logits, -1, [&] {
     const DevMatrix* m[1] = {&output_};
     float* o[1] = {d_logits_};

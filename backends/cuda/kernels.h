@@ -98,8 +98,10 @@ void launch_embed(uint32_t dtype, const uint8_t* w, int64_t rows, int64_t n, int
 
 // ---- norm.cu
 // act = quantize(x * rsqrt(mean(x^2) + eps) * weight); weight == nullptr: act = quantize(x).
+// batched_loads (the rms_batched switch): each thread loads all its elements of the sum of
+// squares before adding them (n <= 4096; longer vectors take the loop).
 void launch_rmsnorm_quant(const float* x, const float* weight, float eps, int64_t n,
-                          const ActBuffers& act, cudaStream_t stream);
+                          const ActBuffers& act, cudaStream_t stream, bool batched_loads = false);
 // out = silu(gate) * up (the unfused FFN path).
 void launch_swiglu(const float* gate, const float* up, float* out, int64_t n, cudaStream_t stream);
 
@@ -125,6 +127,7 @@ struct AttnLaunch {
   ActBuffers out;            // [n_head * head_dim] in both forms
   bool quantize_out;
   const StepState* state;
+  int combine_batch = 1;     // splits the combine loads before merging them (1 or 8; 1: two serial passes)
 };
 int attention_max_splits(int max_ctx, int chunk);
 void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream);      // split pass

@@ -27,8 +27,10 @@ TEST(CudaNorm, RmsNormAndInt8QuantizationMatchTheHost) {
   const double scale = 1.0 / std::sqrt(ss / n + 1e-5);
   DeviceVec<float> dx(x), dw(w), xf(n), xd(n / 32), xs(n / 16);
   DeviceVec<int8_t> xq(n);
+  for (bool batched : {false, true}) {  // the rms_batched switch
+  SCOPED_TRACE(batched ? "batched loads" : "strided loop");
   xf.poison();
-  cuda::launch_rmsnorm_quant(dx.get(), dw.get(), 1e-5f, n, {xf.get(), xq.get(), xd.get(), xs.get()}, nullptr);
+  cuda::launch_rmsnorm_quant(dx.get(), dw.get(), 1e-5f, n, {xf.get(), xq.get(), xd.get(), xs.get()}, nullptr, batched);
   const auto f = xf.download();
   const auto q = xq.download();
   const auto d = xd.download();
@@ -43,6 +45,7 @@ TEST(CudaNorm, RmsNormAndInt8QuantizationMatchTheHost) {
     double sum = 0;
     for (int i = 0; i < 16; ++i) sum += f[b * 16 + i];
     ASSERT_NEAR(s[b], sum, 1e-4) << b;
+  }
   }
 }
 
@@ -151,10 +154,13 @@ TEST_P(CudaAttention, SplitAndCombineMatchSoftmaxAttention) {
   a.out = {xf.get(), xq.get(), xd.get(), xs.get()};
   a.quantize_out = c.D % 32 == 0;
   a.state = dst.get();
-  // every split its own block, and 3 blocks per kv head walking the splits (attn_grid)
-  for (int grid : {0, 3}) {
-  SCOPED_TRACE("grid_splits " + std::to_string(grid));
+  // every split its own block, and 3 blocks per kv head walking the splits (attn_grid); the
+  // combine split by split and in batches of 8 (combine_batch; 500 positions of 16: 32 splits)
+  for (int grid : {0, 3})
+  for (int batch : {1, 8}) {
+  SCOPED_TRACE("grid_splits " + std::to_string(grid) + " combine_batch " + std::to_string(batch));
   a.grid_splits = grid;
+  a.combine_batch = batch;
   xf.poison();
   cuda::launch_attention_decode(a, nullptr);
   cuda::launch_attention_combine(a, nullptr);
