@@ -59,7 +59,8 @@ struct Switches {
   // splits the attention combine loads before merging them (8 promoted on the H200 2026-12-04:
   // B/A 1.009, 1.011 on the 3B Q4_K_M)
   int combine_batch = 8;
-  bool rms_batched = false;
+  bool rms_batched = true;  // promoted on the H200 2026-12-04: B/A 1.010, 1.010 on the 3B Q4_K_M
+  int argmax_batch = 16;  // promoted on the H200 2026-12-04: B/A 1.005, 1.004 (after 1.004, 1.002 inconclusive)
   bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
   std::string kv_type = "auto";
   bool batched_prefill = true;  // prefill: batched | stepwise
@@ -109,7 +110,10 @@ const std::vector<SwitchInfo>& switch_table() {
        "default"},
       {"rms_batched", "RMSNorm kernels: each thread loads all its elements of the sum of squares (up to 16) before "
                       "adding them, and its norm weight before waiting for the producer, so the pass costs one memory "
-                      "latency instead of a strided loop's", "0", "0|1", "opt-in"},
+                      "latency instead of a strided loop's (H200 2026-12-04: B/A 1.010, 1.010)", "1", "0|1", "default"},
+      {"argmax_batch", "device argmax (one block): logits each thread loads before comparing them, so the scan of a "
+                       "128k vocabulary needs 8 rounds of loads instead of 125 dependent ones (H200 2026-12-04: B/A 1.005, 1.004)",
+       "16", "1|16", "default"},
       {"qkv_rope", "RoPE and the k/v cache write in the q/k/v GEMV's epilogue (a warp's adjacent rows are a "
                    "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs); "
                    "promoted on the H200 (B/A 1.006, 1.004)", "1", "0|1", "default"},
@@ -172,6 +176,9 @@ Switches parse_switches(const BackendOptions& o) {
   s.qkv_rope = o.get_bool("qkv_rope", s.qkv_rope);
   s.combine_batch = o.get_int("combine_batch", s.combine_batch);
   s.rms_batched = o.get_bool("rms_batched", s.rms_batched);
+  s.argmax_batch = o.get_int("argmax_batch", s.argmax_batch);
+  if (s.argmax_batch != 1 && s.argmax_batch != 16)
+    throw Error("CUDA backend: argmax_batch must be 1 or 16 (got " + std::to_string(s.argmax_batch) + ")");
   if (s.combine_batch != 1 && s.combine_batch != 8)
     throw Error("CUDA backend: combine_batch must be 1 or 8 (got " + std::to_string(s.combine_batch) + ")");
   if (auto it = o.switches.find("kv_type"); it != o.switches.end()) s.kv_type = it->second;
@@ -756,7 +763,7 @@ void CudaBackend::enqueue_step() {
     float* o[1] = {d_logits_};
     gemv(m, o, 1, GemvMode::Store, normed.xf, normed, E, fused ? normed_input(d_ssq_attn_) : GemvFusion{});
   });
-  op("argmax", OpGroup::Sample, -1, [&] { launch_argmax(d_logits_, hp.n_vocab, d_state_, stream_); });
+  op("argmax", OpGroup::Sample, -1, [&] { launch_argmax(d_logits_, hp.n_vocab, d_state_, stream_, sw_.argmax_batch); });
 }
 
 int32_t CudaBackend::step(int32_t token, int32_t pos) {
@@ -865,7 +872,7 @@ int32_t CudaBackend::prefill_batched(std::span<const int32_t> tokens, int32_t po
     PrefillOpHook hook;
     if (timing_) hook = [this](const char* name, OpGroup g, int l, const std::function<void()>& f) { op(name, g, l, f); };
     batched_->enqueue(tokens, pos, stream_, hook);
-    op("argmax", OpGroup::Sample, -1, [&] { launch_argmax(d_logits_, hp_.n_vocab, d_state_, stream_); });
+    op("argmax", OpGroup::Sample, -1, [&] { launch_argmax(d_logits_, hp_.n_vocab, d_state_, stream_, sw_.argmax_batch); });
     P64_CUDA_CHECK(
         cudaMemcpyAsync(&h_state_->argmax, &d_state_->argmax, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
     P64_CUDA_CHECK(cudaStreamSynchronize(stream_));

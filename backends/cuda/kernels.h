@@ -135,7 +135,8 @@ void launch_attention_combine(const AttnLaunch& a, cudaStream_t stream);     // 
 
 
 // ---- sample.cu
-void launch_argmax(const float* logits, int64_t n, StepState* state, cudaStream_t stream);
+// batch (the argmax_batch switch): logits each thread loads before comparing them (1 or 16).
+void launch_argmax(const float* logits, int64_t n, StepState* state, cudaStream_t stream, int batch = 1);
 
 // ---- fault.cu
 // Launches a kernel that traps, leaving the context failed as a lost device would (tests only).

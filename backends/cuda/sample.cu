@@ -2,6 +2,7 @@
 // (the vocabulary is at most a few hundred thousand floats, about one wave of loads); ties go
 // to the lowest id, as the CPU reference's first-max scan does.
 #include <cfloat>
+#include <cmath>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
@@ -16,16 +17,25 @@ __device__ __forceinline__ void better(float& bv, int& bi, float v, int i) {
   if (v > bv || (v == bv && i < bi)) { bv = v; bi = i; }
 }
 
+// BATCH logits per thread are loaded before any is compared (the argmax_batch switch), so the
+// scan costs n / (kThreads * BATCH) memory latencies instead of n / kThreads.
+template <int BATCH>
 __global__ void __launch_bounds__(kThreads) argmax_kernel(const float* __restrict__ logits, int64_t n, StepState* state) {
   __shared__ float sv[kThreads / 32];
   __shared__ int si[kThreads / 32];
   dependency_wait();
   float bv = -FLT_MAX;
   int bi = 0x7fffffff;
-  for (int64_t i = threadIdx.x; i < n; i += kThreads) {
-    const float v = logits[i];
-    // NaN never wins (a NaN row returns id 0 after the host sees it in logits when asked)
-    if (v == v) better(bv, bi, v, int(i));
+  for (int64_t i0 = threadIdx.x; i0 < n; i0 += int64_t(kThreads) * BATCH) {
+    float v[BATCH];
+#pragma unroll
+    for (int k = 0; k < BATCH; ++k) {
+      const int64_t i = i0 + int64_t(k) * kThreads;
+      v[k] = i < n ? logits[i] : NAN;
+    }
+#pragma unroll
+    for (int k = 0; k < BATCH; ++k)  // NaN never wins (a NaN row returns id 0 after the host sees it in logits when asked)
+      if (v[k] == v[k]) better(bv, bi, v[k], int(i0 + int64_t(k) * kThreads));
   }
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) {
@@ -51,8 +61,9 @@ __global__ void __launch_bounds__(kThreads) argmax_kernel(const float* __restric
 
 }  // namespace
 
-void launch_argmax(const float* logits, int64_t n, StepState* state, cudaStream_t stream) {
-  launch_kernel("argmax_kernel", argmax_kernel, dim3(1), dim3(kThreads), 0, stream, logits, n, state);
+void launch_argmax(const float* logits, int64_t n, StepState* state, cudaStream_t stream, int batch) {
+  launch_kernel("argmax_kernel", batch > 1 ? argmax_kernel<16> : argmax_kernel<1>, dim3(1), dim3(kThreads), 0, stream,
+                logits, n, state);
 }
 
 }  // namespace p64::cuda

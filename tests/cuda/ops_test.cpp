@@ -205,8 +205,14 @@ TEST(CudaArgmax, PicksTheLowestIdOfTheMaximum) {
   l[5] = NAN;
   DeviceVec<float> dl(l);
   DeviceVec<cuda::StepState> st(1);
-  cuda::launch_argmax(dl.get(), int64_t(l.size()), st.get(), nullptr);
-  EXPECT_EQ(st.download()[0].argmax, 70001);
+  for (int batch : {1, 16}) {  // argmax_batch; 128256 is not a multiple of 1024 x 16: the last round is partial
+    cuda::launch_argmax(dl.get(), int64_t(l.size()), st.get(), nullptr, batch);
+    EXPECT_EQ(st.download()[0].argmax, 70001) << "batch " << batch;
+  }
+  l[128255] = 10.f;  // the very last id, in the partial round
+  DeviceVec<float> dl2(l);
+  cuda::launch_argmax(dl2.get(), int64_t(l.size()), st.get(), nullptr, 16);
+  EXPECT_EQ(st.download()[0].argmax, 128255);
 }
 
 TEST(CudaErrors, OutOfMemorySaysHowMuchWasAskedAndFree) {
