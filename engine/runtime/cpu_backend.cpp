@@ -164,9 +164,11 @@ class CpuBackend final : public Backend {
                                 std::to_string(n_ctx_) + " positions)";
     k_f32_.reset(), v_f32_.reset(), k_f16_.reset(), v_f16_.reset();
     scores_ = {};
-    if (const uint64_t avail = available_host_memory(); avail != 0 && context_need > avail)
+    if (const uint64_t avail = available_host_memory(); avail != 0 && context_need > avail) {
+      model_.reset(), n_ctx_ = 0;  // no KV cache: the backend is unloaded, not half loaded
       throw DeviceError("cpu backend: " + kv_what + " need more than the " + std::to_string(avail) +
                         " bytes this host has available; lower max_context");
+    }
     x_.assign(B * E, 0);
     xb_.assign(B * std::max(E, Q), 0);
     q_.assign(B * Q, 0);
@@ -183,6 +185,7 @@ class CpuBackend final : public Backend {
       if (kv_f16_) k_f16_ = zeroed<uint16_t>(kv_elems), v_f16_ = zeroed<uint16_t>(kv_elems);
       else k_f32_ = zeroed<float>(kv_elems), v_f32_ = zeroed<float>(kv_elems);
     } catch (const std::bad_alloc&) {
+      model_.reset(), n_ctx_ = 0;
       throw DeviceError("cpu backend: cannot allocate " + kv_what + "; lower max_context");
     }
     kv_bytes_ = kv_need;

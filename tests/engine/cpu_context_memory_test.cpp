@@ -29,6 +29,9 @@ TEST(CpuContextMemory, AContextTooLargeForThisHostIsRefusedThenASmallOneLoads) {
     EXPECT_NE(m.find("available"), std::string::npos) << m;
     EXPECT_NE(m.find("lower max_context"), std::string::npos) << m;
   }
+  // refused means unloaded: a decode is an error, not a read of a cache that was never made
+  EXPECT_THROW(cpu->decode_argmax(1, 0), Error);
+  EXPECT_EQ(cpu->max_context(), 0u);
   BackendOptions small;
   small.max_context = 64;
   cpu->load(model, small);
