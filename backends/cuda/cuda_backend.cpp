@@ -175,12 +175,12 @@ Switches parse_switches(const BackendOptions& o) {
     throw Error("CUDA backend: attn_grid must be in [0, 4096] (got " + std::to_string(s.attn_grid) + ")");
   s.qkv_rope = o.get_bool("qkv_rope", s.qkv_rope);
   s.combine_batch = o.get_int("combine_batch", s.combine_batch);
+  if (s.combine_batch != 1 && s.combine_batch != 8)
+    throw Error("CUDA backend: combine_batch must be 1 or 8 (got " + std::to_string(s.combine_batch) + ")");
   s.rms_batched = o.get_bool("rms_batched", s.rms_batched);
   s.argmax_batch = o.get_int("argmax_batch", s.argmax_batch);
   if (s.argmax_batch != 1 && s.argmax_batch != 16)
     throw Error("CUDA backend: argmax_batch must be 1 or 16 (got " + std::to_string(s.argmax_batch) + ")");
-  if (s.combine_batch != 1 && s.combine_batch != 8)
-    throw Error("CUDA backend: combine_batch must be 1 or 8 (got " + std::to_string(s.combine_batch) + ")");
   if (auto it = o.switches.find("kv_type"); it != o.switches.end()) s.kv_type = it->second;
   if (s.gemv_rows != 1 && s.gemv_rows != 2 && s.gemv_rows != 4)
     throw Error("CUDA backend: gemv_rows must be 1, 2 or 4 (got " + std::to_string(s.gemv_rows) + ")");

@@ -11,6 +11,7 @@
 #include "backends/cuda/kernels.h"
 #include "cuda/cuda_test_support.h"
 #include "support/device_fault_scenario.h"
+#include "support/store_checks.h"
 #include "support/shared_files.h"
 #include "support/test_models.h"
 

@@ -16,6 +16,7 @@
 #include "engine/runtime/backend_registry.h"
 #include "lab/toy_backend.h"
 #include "support/device_fault_scenario.h"
+#include "support/store_checks.h"
 #include "support/shared_files.h"
 
 namespace p64 {

@@ -16,6 +16,7 @@
 #include "engine/runtime/backend.h"
 #include "lab/toy_backend.h"
 #include "support/shared_files.h"
+#include "support/store_checks.h"
 
 namespace p64 {
 namespace {
@@ -53,15 +54,6 @@ int64_t count(sqlite3* db, const char* table) {
   const int64_t n = sqlite3_column_int64(st, 0);
   sqlite3_finalize(st);
   return n;
-}
-
-std::string integrity(sqlite3* db) {
-  sqlite3_stmt* st = nullptr;
-  sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, nullptr);
-  sqlite3_step(st);
-  std::string r = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
-  return r;
 }
 
 TEST(Store, FreshStoreIsWalWithForeignKeysAndLatestSchema) {
@@ -170,7 +162,7 @@ TEST(Store, MigratesAnOlderStoreKeepingItsRows) {
   ASSERT_EQ(store->samples(1).size(), 1u);
   EXPECT_DOUBLE_EQ(store->samples(1)[0].decode_tok_s, 42.5);
   EXPECT_TRUE(store->comparisons().empty());
-  EXPECT_EQ(integrity(store->handle()), "ok");
+  EXPECT_EQ(test::integrity_check(*store), "ok");
 }
 
 TEST(Store, RefusesANewerSchemaAndLeavesTheFileUntouched) {
@@ -235,7 +227,7 @@ TEST(Store, TwoProcessesWritingAtOnceLoseNothing) {
   EXPECT_EQ(count(store->handle(), "runs"), 2 * kRunsEach);
   EXPECT_EQ(count(store->handle(), "samples"), 2 * kRunsEach * 5);
   EXPECT_EQ(count(store->handle(), "passports"), 1);
-  EXPECT_EQ(integrity(store->handle()), "ok");
+  EXPECT_EQ(test::integrity_check(*store), "ok");
   for (const auto& r : store->runs()) EXPECT_EQ(store->samples(r.id).size(), 5u) << "run " << r.id;
 }
 

@@ -1,7 +1,5 @@
 #include "support/device_fault_scenario.h"
 
-#include <sqlite3.h>
-
 namespace p64::test {
 
 int64_t write_run_before_fault(Store& store, const std::string& backend) {
@@ -20,16 +18,6 @@ DecodeProxyParams three_short_runs() {
   p.warmup = 0;
   p.warm_repeats = 0;
   return p;
-}
-
-std::string integrity_check(Store& store) {
-  sqlite3_stmt* st = nullptr;
-  std::string verdict = "PRAGMA integrity_check could not run";
-  if (sqlite3_prepare_v2(store.handle(), "PRAGMA integrity_check", -1, &st, nullptr) == SQLITE_OK &&
-      sqlite3_step(st) == SQLITE_ROW)
-    verdict = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
-  return verdict;
 }
 
 }  // namespace p64::test

@@ -1,7 +1,6 @@
 #pragma once
 // The pieces the device-fault tests share (tests/lab with a toy backend, tests/cuda with a real
-// trap): a run stored before the fault, the decode-proxy runs the fault interrupts, and the
-// store's integrity verdict afterwards.
+// trap): a run stored before the fault and the decode-proxy runs the fault interrupts.
 #include <cstdint>
 #include <string>
 
@@ -14,7 +13,5 @@ namespace p64::test {
 int64_t write_run_before_fault(Store& store, const std::string& backend);
 // Three short runs (4 prompt + 8 decode tokens, no warm-up): decode step 13 is in the second.
 DecodeProxyParams three_short_runs();
-// The first row of PRAGMA integrity_check ("ok" for a sound store).
-std::string integrity_check(Store& store);
 
 }  // namespace p64::test
