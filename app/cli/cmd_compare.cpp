@@ -58,9 +58,9 @@ void run(const Args& a) {
   LoadedBackend cand = load_backend(cand_cfg, model, ctx, /*with_passport=*/false);
 
   // Teacher forcing on the reference's greedy stream (a realistic, in-distribution sequence).
-  const std::vector<int32_t> forced = greedy_tokens(*ref.backend, *model, a.tokens - 1);
   const QualityThresholds th = float_weights(*model) ? QualityThresholds::float_weights() : QualityThresholds{};
-  const QualityReport q = teacher_forced_compare(*ref.backend, *cand.backend, forced, th);
+  const QualityReport q =
+      greedy_forced_compare(*ref.backend, *cand.backend, std::max(0, model->vocab().bos_id), size_t(a.tokens), th);
 
   // Greedy streams; --greedy 0 skips this part (random-weight models sit on near-ties).
   const std::vector<int32_t> g_ref = a.greedy > 0 ? greedy_tokens(*ref.backend, *model, a.greedy) : std::vector<int32_t>{};

@@ -6,6 +6,11 @@
 // graph serves every position. With attn_grid the grid holds a fixed number of blocks per kv head
 // that walk the splits in use, instead of one block per possible split (most of which would only
 // start and exit at a short context).
+// With attn_early the split blocks load their first round of cached K/V rows, and both kernels
+// read the step's position, before waiting for the q/k/v GEMV: only the row at the step's own
+// position is that GEMV's output; earlier rows come from earlier steps, and the position from
+// the copy that precedes the step's first kernel, all complete when any kernel of the step
+// starts (each kernel lets its successor start only once it has waited for its predecessor).
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -50,6 +55,30 @@ __device__ __forceinline__ void load_row(const void* base, int64_t off, int lane
   }
 }
 
+// One warp's round of kPosPerWarp consecutive cached positions.
+template <int DPL>
+struct KvRound {
+  float k[kPosPerWarp][DPL], v[kPosPerWarp][DPL];
+};
+
+// Loads the round's positions [t0, min(t0 + kPosPerWarp, end)): all of them (pick -1), all but
+// position `pick` (except = true) or only that one (except = false).
+template <bool F16, int DPL>
+__device__ __forceinline__ void load_round(const AttnLaunch& a, int64_t head_base, int t0, int end, int lane,
+                                           KvRound<DPL>& r, int pick = -1, bool except = true) {
+  const int D = a.head_dim;
+#pragma unroll
+  for (int p = 0; p < kPosPerWarp; ++p) {
+    if (t0 + p < end && (pick < 0 || (t0 + p == pick) != except)) {
+      load_row<F16, DPL>(a.k_cache, head_base + int64_t(t0 + p) * D, lane, D, r.k[p]);
+      load_row<F16, DPL>(a.v_cache, head_base + int64_t(t0 + p) * D, lane, D, r.v[p]);
+    }
+  }
+}
+
+__device__ __forceinline__ int split_start(const AttnLaunch& a, int split) { return split * a.chunk; }
+__device__ __forceinline__ int64_t kv_head_base(const AttnLaunch& a, int kvh) { return int64_t(kvh) * a.max_ctx * a.head_dim; }
+
 template <int DPL>
 struct SplitShared {
   float m[kWarps][kMaxGroup], l[kWarps][kMaxGroup];
@@ -58,10 +87,11 @@ struct SplitShared {
 
 // One split: positions [start, end) of kv head kvh for its G q heads, merged over the block's
 // warps into partial `split` (stride `splits`).
+// early: the warp's first round, loaded before the wait except the step's own position (len - 1).
 template <bool F16, int DPL>
 __device__ __forceinline__ void attend_split(const AttnLaunch& a, int kvh, int split, int splits, int len,
-                                             SplitShared<DPL>& sh) {
-  const int start = split * a.chunk;
+                                             SplitShared<DPL>& sh, const KvRound<DPL>* early) {
+  const int start = split_start(a, split);
   const int end = min(start + a.chunk, len);
   const int G = a.n_head / a.n_head_kv, D = a.head_dim;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -79,18 +109,20 @@ __device__ __forceinline__ void attend_split(const AttnLaunch& a, int kvh, int s
       q[g][i] = (g < G && d < D) ? a.q[int64_t(kvh * G + g) * D + d] * scale : 0.f;
     }
   }
-  const int64_t head_base = int64_t(kvh) * a.max_ctx * D;
+  const int64_t head_base = kv_head_base(a, kvh);
   // Each warp takes kPosPerWarp consecutive positions per round and loads all their K and V
   // rows before any arithmetic, so the loads of a round are in flight together.
-  for (int t0 = start + warp * kPosPerWarp; t0 < end; t0 += kWarps * kPosPerWarp) {
-    float k[kPosPerWarp][DPL], v[kPosPerWarp][DPL];
-#pragma unroll
-    for (int p = 0; p < kPosPerWarp; ++p) {
-      if (t0 + p < end) {
-        load_row<F16, DPL>(a.k_cache, head_base + int64_t(t0 + p) * D, lane, D, k[p]);
-        load_row<F16, DPL>(a.v_cache, head_base + int64_t(t0 + p) * D, lane, D, v[p]);
-      }
+  const int first_t0 = start + warp * kPosPerWarp;
+  for (int t0 = first_t0; t0 < end; t0 += kWarps * kPosPerWarp) {
+    KvRound<DPL> r;
+    if (early && t0 == first_t0) {
+      r = *early;
+      load_round<F16, DPL>(a, head_base, t0, end, lane, r, len - 1, /*except=*/false);
+    } else {
+      load_round<F16, DPL>(a, head_base, t0, end, lane, r);
     }
+    float (&k)[kPosPerWarp][DPL] = r.k;
+    float (&v)[kPosPerWarp][DPL] = r.v;
 #pragma unroll
     for (int p = 0; p < kPosPerWarp; ++p) {
       if (t0 + p >= end) break;
@@ -143,13 +175,25 @@ __device__ __forceinline__ void attend_split(const AttnLaunch& a, int kvh, int s
   __syncthreads();  // the shared partials are reused by the block's next split
 }
 
-template <bool F16, int DPL>
+template <bool F16, int DPL, bool EARLY>
 __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunch a) {
   __shared__ SplitShared<DPL> sh;
-  dependency_wait();
+  if constexpr (!EARLY) dependency_wait();
   const int len = a.state->pos + 1;
   const int splits = attention_splits_of(a.max_ctx, a.chunk), used = (len + a.chunk - 1) / a.chunk;
-  for (int split = blockIdx.y; split < used; split += gridDim.y) attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, sh);
+  int split = blockIdx.y;
+  if constexpr (EARLY) {
+    KvRound<DPL> first;
+    if (split < used) {
+      const int end = min(split_start(a, split) + a.chunk, len);
+      const int t0 = split_start(a, split) + (threadIdx.x >> 5) * kPosPerWarp;
+      load_round<F16, DPL>(a, kv_head_base(a, blockIdx.x), t0, end, threadIdx.x & 31, first, len - 1);
+    }
+    dependency_wait();
+    if (split < used) attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, sh, &first);
+    split += gridDim.y;
+  }
+  for (; split < used; split += gridDim.y) attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, sh, nullptr);
 }
 
 // Head h's output element d over the `used` splits. BATCH 1: a pass for the max, then one for
@@ -203,9 +247,10 @@ __device__ __forceinline__ float merge_splits(const AttnLaunch& a, int splits, i
 
 template <int BATCH>
 __global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
-  dependency_wait();
+  if (!a.early) dependency_wait();
   const int h = blockIdx.x, d = threadIdx.x, D = a.head_dim, lane = threadIdx.x & 31;
   const int len = a.state->pos + 1;
+  if (a.early) dependency_wait();
   const int used = (len + a.chunk - 1) / a.chunk;
   float o = 0.f;
   if (d < D) {
@@ -227,15 +272,15 @@ __global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
   }
 }
 
-template <bool F16>
+template <bool F16, bool EARLY>
 void launch_split(const AttnLaunch& a, cudaStream_t stream) {
   const int all = attention_max_splits(a.max_ctx, a.chunk);
   const dim3 grid(unsigned(a.n_head_kv), unsigned(a.grid_splits > 0 ? std::min(a.grid_splits, all) : all));
   const int D = a.head_dim;
-  auto* kernel = D <= 32 ? attn_split_kernel<F16, 1>
-                 : D <= 64 ? attn_split_kernel<F16, 2>
-                 : D <= 128 ? attn_split_kernel<F16, 4>
-                            : attn_split_kernel<F16, 8>;
+  auto* kernel = D <= 32 ? attn_split_kernel<F16, 1, EARLY>
+                 : D <= 64 ? attn_split_kernel<F16, 2, EARLY>
+                 : D <= 128 ? attn_split_kernel<F16, 4, EARLY>
+                            : attn_split_kernel<F16, 8, EARLY>;
   launch_kernel("attn_split_kernel", kernel, grid, dim3(kWarps * 32), 0, stream, a);
 }
 
@@ -248,8 +293,8 @@ void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream) {
   if (a.n_head % a.n_head_kv != 0 || a.n_head / a.n_head_kv > kMaxGroup)
     throw Error("CUDA backend: GQA group of " + std::to_string(a.n_head / a.n_head_kv) +
                 " q heads per kv head is not supported (at most 8)");
-  if (a.kv_f16) launch_split<true>(a, stream);
-  else launch_split<false>(a, stream);
+  if (a.kv_f16) return a.early ? launch_split<true, true>(a, stream) : launch_split<true, false>(a, stream);
+  a.early ? launch_split<false, true>(a, stream) : launch_split<false, false>(a, stream);
 }
 
 void launch_attention_combine(const AttnLaunch& a, cudaStream_t stream) {

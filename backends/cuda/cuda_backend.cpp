@@ -61,6 +61,8 @@ struct Switches {
   int combine_batch = 8;
   bool rms_batched = true;  // promoted on the H200 2026-12-04: B/A 1.010, 1.010 on the 3B Q4_K_M
   int argmax_batch = 16;  // promoted on the H200 2026-12-04: B/A 1.005, 1.004 (after 1.004, 1.002 inconclusive)
+  bool attn_early = false;
+  bool residual_early = false;
   bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
   std::string kv_type = "auto";
   bool batched_prefill = true;  // prefill: batched | stepwise
@@ -114,6 +116,12 @@ const std::vector<SwitchInfo>& switch_table() {
       {"argmax_batch", "device argmax (one block): logits each thread loads before comparing them, so the scan of a "
                        "128k vocabulary needs 8 rounds of loads instead of 125 dependent ones (H200 2026-12-04: B/A 1.005, 1.004)",
        "16", "1|16", "default"},
+      {"attn_early", "decode attention: each split block loads its first round of cached K/V rows (all but the step's "
+                     "own position) and both attention kernels read the position before waiting for the q/k/v GEMV, "
+                     "so those loads overlap the GEMV's tail", "0", "0|1", "opt-in"},
+      {"residual_early", "decode GEMVs that add into the residual stream (o, down; integer paths) load each row's "
+                         "residual right after waiting for the producer instead of after the dot product, so the "
+                         "epilogue does not wait for that load", "0", "0|1", "opt-in"},
       {"qkv_rope", "RoPE and the k/v cache write in the q/k/v GEMV's epilogue (a warp's adjacent rows are a "
                    "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs); "
                    "promoted on the H200 (B/A 1.006, 1.004)", "1", "0|1", "default"},
@@ -178,6 +186,8 @@ Switches parse_switches(const BackendOptions& o) {
   if (s.combine_batch != 1 && s.combine_batch != 8)
     throw Error("CUDA backend: combine_batch must be 1 or 8 (got " + std::to_string(s.combine_batch) + ")");
   s.rms_batched = o.get_bool("rms_batched", s.rms_batched);
+  s.attn_early = o.get_bool("attn_early", s.attn_early);
+  s.residual_early = o.get_bool("residual_early", s.residual_early);
   s.argmax_batch = o.get_int("argmax_batch", s.argmax_batch);
   if (s.argmax_batch != 1 && s.argmax_batch != 16)
     throw Error("CUDA backend: argmax_batch must be 1 or 16 (got " + std::to_string(s.argmax_batch) + ")");
@@ -610,6 +620,7 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.fuse = fuse;
   g.prefetch = next_prefetch_;
   g.cap_registers = sw_.gemv_reg_cap;
+  g.early_residual = sw_.residual_early;
   const bool q8 = g.dtype == uint32_t(DType::Q8_0) || g.dtype == uint32_t(DType::Q8_0_SOA);
   g.units_in_flight = sw_.gemv_in_flight != 0 ? sw_.gemv_in_flight : q8 ? 2 : 1;
   next_prefetch_ = L2Prefetch{};
@@ -693,6 +704,7 @@ void CudaBackend::enqueue_step() {
     a.chunk = sw_.attn_chunk;
     a.grid_splits = sw_.attn_grid;
     a.combine_batch = sw_.combine_batch;
+    a.early = sw_.attn_early;
     a.part_m = d_part_m_;
     a.part_l = d_part_l_;
     a.part_acc = d_part_acc_;

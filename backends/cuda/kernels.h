@@ -87,6 +87,7 @@ struct GemvLaunch {
   L2Prefetch prefetch;
   bool cap_registers = false;  // gemv_regs=cap: registers capped so 4 blocks fit per multiprocessor
   int units_in_flight = 1;     // gemv_in_flight: units per lane loaded before any arithmetic (1 | 2)
+  bool early_residual = false; // residual_early: AddTo's residual loaded right after the wait (integer paths)
   GemvRope rope;               // Store mode, 2 or 4 rows per warp
 };
 // True when the integer-activation paths exist for this dtype and row length.
@@ -128,6 +129,7 @@ struct AttnLaunch {
   bool quantize_out;
   const StepState* state;
   int combine_batch = 1;     // splits the combine loads before merging them (1 or 8; 1: two serial passes)
+  bool early = false;        // attn_early: cached rows and the position read before waiting for the producer
 };
 int attention_max_splits(int max_ctx, int chunk);
 void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream);      // split pass

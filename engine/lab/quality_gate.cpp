@@ -147,24 +147,49 @@ QualityReport compare_logits(std::span<const float> reference, std::span<const f
   return acc.finish(thresholds);
 }
 
-QualityReport teacher_forced_compare(Backend& reference, Backend& candidate, std::span<const int32_t> tokens,
-                                     const QualityThresholds& thresholds) {
-  if (tokens.empty()) throw Error("quality gate: no tokens to compare on");
+namespace {
+
+// Feeds token_at(p, reference row p - 1) at position p = 0 .. positions - 1 to both backends
+// through decode_logits and compares the rows.
+template <class NextToken>
+QualityReport compare_positions(Backend& reference, Backend& candidate, size_t positions, NextToken token_at,
+                                const QualityThresholds& thresholds) {
+  if (positions == 0) throw Error("quality gate: no tokens to compare on");
   const uint32_t ctx = std::min(reference.max_context(), candidate.max_context());
-  if (tokens.size() > ctx)
-    throw Error("quality gate: " + std::to_string(tokens.size()) + " tokens exceed the KV cache of " +
+  if (positions > ctx)
+    throw Error("quality gate: " + std::to_string(positions) + " tokens exceed the KV cache of " +
                 std::to_string(ctx) + " positions");
   QualityAccumulator acc(thresholds);
   std::vector<float> ref_row;
-  for (size_t p = 0; p < tokens.size(); ++p) {
+  for (size_t p = 0; p < positions; ++p) {
     const auto pos = static_cast<int32_t>(p);
+    const int32_t token = token_at(p, std::span<const float>(ref_row));
     // The span is valid only until the backend's next call, so the reference row is copied.
-    std::span<const float> r = reference.decode_logits(tokens[p], pos);
+    std::span<const float> r = reference.decode_logits(token, pos);
     ref_row.assign(r.begin(), r.end());
-    std::span<const float> c = candidate.decode_logits(tokens[p], pos);
+    std::span<const float> c = candidate.decode_logits(token, pos);
     acc.add_row(ref_row, c);
   }
   return acc.finish(thresholds);
+}
+
+}  // namespace
+
+QualityReport teacher_forced_compare(Backend& reference, Backend& candidate, std::span<const int32_t> tokens,
+                                     const QualityThresholds& thresholds) {
+  return compare_positions(
+      reference, candidate, tokens.size(), [&](size_t p, std::span<const float>) { return tokens[p]; }, thresholds);
+}
+
+QualityReport greedy_forced_compare(Backend& reference, Backend& candidate, int32_t first_token, size_t positions,
+                                    const QualityThresholds& thresholds) {
+  return compare_positions(
+      reference, candidate, positions,
+      [&](size_t p, std::span<const float> previous_row) {
+        if (p == 0) return first_token;
+        return static_cast<int32_t>(std::max_element(previous_row.begin(), previous_row.end()) - previous_row.begin());
+      },
+      thresholds);
 }
 
 }  // namespace p64

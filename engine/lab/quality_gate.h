@@ -81,4 +81,9 @@ QualityReport compare_logits(std::span<const float> reference, std::span<const f
 QualityReport teacher_forced_compare(Backend& reference, Backend& candidate, std::span<const int32_t> tokens,
                                      const QualityThresholds& thresholds = {});
 
+// The same on the reference's own greedy stream, made as it goes: first_token at position 0, then
+// the argmax (lowest id on ties) of the reference's previous row. One reference pass, not two.
+QualityReport greedy_forced_compare(Backend& reference, Backend& candidate, int32_t first_token, size_t positions,
+                                    const QualityThresholds& thresholds = {});
+
 }  // namespace p64

@@ -9,8 +9,10 @@
 // sum for a row is the same sequence of operations whatever the tile shape: a prefill and a
 // decode of the same token give bit-identical products.
 //
-// Signed weights (Q8_0, Q4_0, Q5_0) take x + 128 as the unsigned operand and start the integer
-// sum from -128 * sum(w); the K-quants keep their unsigned quants and subtract their offset (Q6_K's 32, Q4_K's
+// Every decoder hands the dot unsigned quants, with the int8 activations as the signed operand.
+// The legacy types' zero point (Q8_0's 128 after flipping the sign bit, Q4_0's 8, Q5_0's 16) is
+// taken back out by starting each integer sum from -bias * sum(x), computed once per token and
+// pair and shared by every row of the tile; the K-quants subtract their offset (Q6_K's 32, Q4_K's
 // min) once per super-block through the activation sums of each 16-group.
 #include <immintrin.h>
 
@@ -81,32 +83,37 @@ struct LegacyScales {
 };
 
 struct Q8_0Rows {
-  static constexpr bool kSigned = true, kOffset = false;
-  static constexpr int kPairs = 1;
-  RowFields F;
-  int64_t b = 0, nb = 0;
-  LegacyScales d;
-  void begin(int64_t u) { d.load(F, 1, b = 2 * u, nb); }
-  Pair pair(int) const { return {join(load32(F.at(0, b)), load32(F.at(0, b + 1))), d.pair(b)}; }
-  __m512 coef() const { return _mm512_setzero_ps(); }
-};
-
-struct Q4_0Rows {
-  static constexpr bool kSigned = true, kOffset = false;
+  static constexpr int kBias = 128;
+  static constexpr bool kOffset = false;
   static constexpr int kPairs = 1;
   RowFields F;
   int64_t b = 0, nb = 0;
   LegacyScales d;
   void begin(int64_t u) { d.load(F, 1, b = 2 * u, nb); }
   Pair pair(int) const {
-    const __m512i q = join(nibbles_of_block(F.at(0, b)), nibbles_of_block(F.at(0, b + 1)));
-    return {_mm512_sub_epi8(q, _mm512_set1_epi8(8)), d.pair(b)};
+    const __m512i q = join(load32(F.at(0, b)), load32(F.at(0, b + 1)));
+    return {_mm512_xor_si512(q, _mm512_set1_epi8(-128)), d.pair(b)};  // w + 128, unsigned
+  }
+  __m512 coef() const { return _mm512_setzero_ps(); }
+};
+
+struct Q4_0Rows {
+  static constexpr int kBias = 8;
+  static constexpr bool kOffset = false;
+  static constexpr int kPairs = 1;
+  RowFields F;
+  int64_t b = 0, nb = 0;
+  LegacyScales d;
+  void begin(int64_t u) { d.load(F, 1, b = 2 * u, nb); }
+  Pair pair(int) const {
+    return {join(nibbles_of_block(F.at(0, b)), nibbles_of_block(F.at(0, b + 1))), d.pair(b)};
   }
   __m512 coef() const { return _mm512_setzero_ps(); }
 };
 
 struct Q5_0Rows {
-  static constexpr bool kSigned = true, kOffset = false;
+  static constexpr int kBias = 16;
+  static constexpr bool kOffset = false;
   static constexpr int kPairs = 1;
   RowFields F;
   int64_t b = 0, nb = 0;
@@ -118,15 +125,16 @@ struct Q5_0Rows {
     std::memcpy(&h0, F.at(1, b), 4);
     std::memcpy(&h1, F.at(1, b + 1), 4);
     const uint64_t fifth = h0 | (static_cast<uint64_t>(h1) << 32);
-    // value = (nibble | fifth bit << 4) - 16: subtract 16 where the fifth bit is clear.
-    return {_mm512_mask_sub_epi8(q, _cvtu64_mask64(~fifth), q, _mm512_set1_epi8(16)), d.pair(b)};
+    // value = (nibble | fifth bit << 4) - 16: the unsigned nibble | fifth bit << 4 here.
+    return {_mm512_mask_add_epi8(q, _cvtu64_mask64(fifth), q, _mm512_set1_epi8(16)), d.pair(b)};
   }
   __m512 coef() const { return _mm512_setzero_ps(); }
 };
 
 // value = d * sc[g] * (q - 32) for 16-group g: unsigned q here, 32 * d * sc[g] in coef().
 struct Q6_KRows {
-  static constexpr bool kSigned = false, kOffset = true;
+  static constexpr int kBias = 0;
+  static constexpr bool kOffset = true;
   static constexpr int kPairs = 4;
   RowFields F;
   int64_t nb = 0;
@@ -163,7 +171,8 @@ struct Q6_KRows {
 
 // value = d * sc[j] * q - dmin * m[j] for 32-block j: the min term in coef(), per 16-group.
 struct Q4_KRows {
-  static constexpr bool kSigned = false, kOffset = true;
+  static constexpr int kBias = 0;
+  static constexpr bool kOffset = true;
   static constexpr int kPairs = 4;
   RowFields F;
   int64_t nb = 0;
@@ -221,19 +230,18 @@ void tile(Dec* dec, const ActBatch& x, int t0, float (*res)[4], Prefetch pf) {
         xq[t] = _mm512_loadu_si512(x.q8 + (t0 + t) * x.n + 64 * p);
         dx[t] = spread_two(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(x.d8 + (t0 + t) * nb + 2 * p))));
       }
-      if constexpr (Dec::kSigned)
-        for (int t = 0; t < NT; ++t) xq[t] = _mm512_xor_si512(xq[t], _mm512_set1_epi8(-128));  // x + 128, unsigned
+      // (w + bias) . x counts bias * sum(x) too, so each row's integer sum starts from minus
+      // that (exact: the same int32 as w . x).
+      __m512i start[NT];
+      for (int t = 0; t < NT; ++t)
+        start[t] = Dec::kBias == 0 ? zero
+                                   : _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, _mm512_set1_epi8(static_cast<char>(Dec::kBias)), xq[t]));
 #pragma GCC unroll 4
       for (int r = 0; r < RM; ++r) {
         const Pair w = dec[r].pair(i);
-        // Signed weights: (x + 128) . w counts 128 * sum(w) too, so the integer sum starts from
-        // minus that (exact: the same int32 as x . w).
-        __m512i start = zero;
-        if constexpr (Dec::kSigned)
-          start = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, _mm512_set1_epi8(-128), w.q));
 #pragma GCC unroll 4
         for (int t = 0; t < NT; ++t) {
-          const __m512i sum = Dec::kSigned ? _mm512_dpbusd_epi32(start, xq[t], w.q) : _mm512_dpbusd_epi32(zero, w.q, xq[t]);
+          const __m512i sum = _mm512_dpbusd_epi32(start[t], w.q, xq[t]);
           acc[r][t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sum), dx[t]), w.scale, acc[r][t]);
         }
       }

@@ -155,12 +155,16 @@ TEST_P(CudaAttention, SplitAndCombineMatchSoftmaxAttention) {
   a.quantize_out = c.D % 32 == 0;
   a.state = dst.get();
   // every split its own block, and 3 blocks per kv head walking the splits (attn_grid); the
-  // combine split by split and in batches of 8 (combine_batch; 500 positions of 16: 32 splits)
+  // combine split by split and in batches of 8 (combine_batch; 500 positions of 16: 32 splits);
+  // the first round of rows loaded before the wait or after it (attn_early)
   for (int grid : {0, 3})
-  for (int batch : {1, 8}) {
-  SCOPED_TRACE("grid_splits " + std::to_string(grid) + " combine_batch " + std::to_string(batch));
+  for (int batch : {1, 8})
+  for (bool early : {false, true}) {
+  SCOPED_TRACE("grid_splits " + std::to_string(grid) + " combine_batch " + std::to_string(batch) + " early " +
+               std::to_string(early));
   a.grid_splits = grid;
   a.combine_batch = batch;
+  a.early = early;
   xf.poison();
   cuda::launch_attention_decode(a, nullptr);
   cuda::launch_attention_combine(a, nullptr);
