@@ -61,8 +61,7 @@ struct Switches {
   int combine_batch = 8;
   bool rms_batched = true;  // promoted on the H200 2026-12-04: B/A 1.010, 1.010 on the 3B Q4_K_M
   int argmax_batch = 16;  // promoted on the H200 2026-12-04: B/A 1.005, 1.004 (after 1.004, 1.002 inconclusive)
-  bool attn_early = false;
-  bool residual_early = false;
+  bool attn_early = true;  // promoted on the H200 2026-12-04: B/A 1.044, 1.045 on the 3B Q4_K_M
   bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
   std::string kv_type = "auto";
   bool batched_prefill = true;  // prefill: batched | stepwise
@@ -118,10 +117,7 @@ const std::vector<SwitchInfo>& switch_table() {
        "16", "1|16", "default"},
       {"attn_early", "decode attention: each split block loads its first round of cached K/V rows (all but the step's "
                      "own position) and both attention kernels read the position before waiting for the q/k/v GEMV, "
-                     "so those loads overlap the GEMV's tail", "0", "0|1", "opt-in"},
-      {"residual_early", "decode GEMVs that add into the residual stream (o, down; integer paths) load each row's "
-                         "residual right after waiting for the producer instead of after the dot product, so the "
-                         "epilogue does not wait for that load", "0", "0|1", "opt-in"},
+                     "so those loads overlap the GEMV's tail (H200 2026-12-04: B/A 1.044, 1.045)", "1", "0|1", "default"},
       {"qkv_rope", "RoPE and the k/v cache write in the q/k/v GEMV's epilogue (a warp's adjacent rows are a "
                    "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs); "
                    "promoted on the H200 (B/A 1.006, 1.004)", "1", "0|1", "default"},
@@ -187,7 +183,6 @@ Switches parse_switches(const BackendOptions& o) {
     throw Error("CUDA backend: combine_batch must be 1 or 8 (got " + std::to_string(s.combine_batch) + ")");
   s.rms_batched = o.get_bool("rms_batched", s.rms_batched);
   s.attn_early = o.get_bool("attn_early", s.attn_early);
-  s.residual_early = o.get_bool("residual_early", s.residual_early);
   s.argmax_batch = o.get_int("argmax_batch", s.argmax_batch);
   if (s.argmax_batch != 1 && s.argmax_batch != 16)
     throw Error("CUDA backend: argmax_batch must be 1 or 16 (got " + std::to_string(s.argmax_batch) + ")");
@@ -620,7 +615,6 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.fuse = fuse;
   g.prefetch = next_prefetch_;
   g.cap_registers = sw_.gemv_reg_cap;
-  g.early_residual = sw_.residual_early;
   const bool q8 = g.dtype == uint32_t(DType::Q8_0) || g.dtype == uint32_t(DType::Q8_0_SOA);
   g.units_in_flight = sw_.gemv_in_flight != 0 ? sw_.gemv_in_flight : q8 ? 2 : 1;
   next_prefetch_ = L2Prefetch{};

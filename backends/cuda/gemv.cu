@@ -38,7 +38,6 @@ struct GemvArgs {
   GemvRope rope;
   bool cap_registers;  // host side only: picks the kernel instance
   int in_flight;       // host side only: units per lane in flight (1 or 2), picks the instance
-  bool early_residual; // host side only: AddTo as MODE 3 (residual loaded right after the wait)
 };
 
 // The qkv_rope epilogue: lanes 0..R-1 hold rows row0..row0+R-1 (row0 even, so lanes 2j and
@@ -116,8 +115,6 @@ __device__ __forceinline__ void quantize_output(const GemvFusion& f, int64_t e, 
 // One warp's R rows (with SwiGLU, R gate rows and their R up rows) from row0; returns the
 // values written (lane i holds row i's). `first`: the block's first pass, which waits for the
 // previous kernel once its first weights are in flight.
-// MODE: 0 store, 1 add to the output (the residual add), 2 SwiGLU, 3 as 1 with the residual
-// loaded right after the wait rather than after the dot product (residual_early).
 template <class P, int R, int MODE, int IF>
 __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool first, float res[R]) {
   constexpr int NR = MODE == 2 ? 2 * R : R;
@@ -170,12 +167,6 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
   // is in flight while the previous kernel finishes.
   load_weights(lane);
   if (first) dependency_wait();
-  float residual = 0.f;  // MODE 3: lane i holds row i's
-  if constexpr (MODE == 3) {
-#pragma unroll
-    for (int i = 0; i < R; ++i)
-      if (lane == i && valid[i]) residual = *out[i];
-  }
   for (int64_t base = lane; base < units;) {
     // one unit's activations at a time (L1 hits): registers go to weights in flight instead
 #pragma unroll
@@ -202,8 +193,6 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
         res[i] = acc[i];
       } else if constexpr (MODE == 1) {
         res[i] = *out[i] + acc[i];  // residual add: this warp is the row's only writer
-      } else if constexpr (MODE == 3) {
-        res[i] = residual + acc[i];
       } else {
         const float g = acc[i];
         res[i] = g / (1.f + __expf(-g)) * acc[i + R];
@@ -272,11 +261,7 @@ template <class P, int R>
 void launch_mode(const GemvArgs& a, GemvMode mode, cudaStream_t stream) {
   switch (mode) {
     case GemvMode::Store: return launch_one<P, R, 0>(a, stream);
-    case GemvMode::AddTo:
-      if constexpr (!kFloatPath<P>) {
-        if (a.early_residual) return launch_one<P, R, 3>(a, stream);
-      }
-      return launch_one<P, R, 1>(a, stream);
+    case GemvMode::AddTo: return launch_one<P, R, 1>(a, stream);
     case GemvMode::SwiGLU: return launch_one<P, R, 2>(a, stream);
   }
 }
@@ -345,7 +330,6 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   a.prefetch = g.prefetch;
   a.cap_registers = g.cap_registers;
   a.in_flight = g.units_in_flight;
-  a.early_residual = g.early_residual;
   a.rope = g.rope;
   if (g.rope.inv_freq && (g.mode != GemvMode::Store || g.rows_per_warp < 2 || g.fuse.quantize_out ||
                           g.rope.head_dim % 2 != 0))

@@ -87,7 +87,6 @@ struct GemvLaunch {
   L2Prefetch prefetch;
   bool cap_registers = false;  // gemv_regs=cap: registers capped so 4 blocks fit per multiprocessor
   int units_in_flight = 1;     // gemv_in_flight: units per lane loaded before any arithmetic (1 | 2)
-  bool early_residual = false; // residual_early: AddTo's residual loaded right after the wait (integer paths)
   GemvRope rope;               // Store mode, 2 or 4 rows per warp
 };
 // True when the integer-activation paths exist for this dtype and row length.

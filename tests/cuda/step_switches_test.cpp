@@ -1,6 +1,5 @@
 // The decode-step switches that change how kernels are launched, fused and fed (pdl, fuse_norm,
-// gemv_regs, l2_prefetch, gemv_fill, combine_batch, rms_batched, argmax_batch, attn_early,
-// residual_early)
+// gemv_regs, l2_prefetch, gemv_fill, combine_batch, rms_batched, argmax_batch, attn_early)
 // against the CPU reference, through the graph replay that decode-proxy times and through the
 // eager path the timeline uses; the timeline also shows that the fused step really drops the
 // separate norm and quantization kernels.
@@ -46,8 +45,7 @@ const std::map<std::string, std::string> kVariants[] = {
     {{"rms_batched", "1"}}, {{"rms_batched", "1"}, {"combine_batch", "1"}, {"graphs", "0"}},
     {{"argmax_batch", "16"}}, {{"argmax_batch", "16"}, {"graphs", "0"}},
     {{"attn_early", "1"}}, {{"attn_early", "1"}, {"graphs", "0"}}, {{"attn_early", "1"}, {"attn_grid", "16"}},
-    {{"residual_early", "1"}}, {{"residual_early", "1"}, {"graphs", "0"}}, {{"residual_early", "1"}, {"fuse_norm", "1"}},
-    {{"residual_early", "1"}, {"attn_early", "1"}, {"gemv_rows", "1"}}};
+    {{"attn_early", "0"}}, {{"attn_early", "0"}, {"graphs", "0"}}};
 
 std::string describe(const std::map<std::string, std::string>& sw) {
   std::string s;
