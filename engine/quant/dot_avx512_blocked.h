@@ -9,10 +9,8 @@
 // sum for a row is the same sequence of operations whatever the tile shape: a prefill and a
 // decode of the same token give bit-identical products.
 //
-// Every decoder hands the dot unsigned quants, with the int8 activations as the signed operand.
-// The legacy types' zero point (Q8_0's 128 after flipping the sign bit, Q4_0's 8, Q5_0's 16) is
-// taken back out by starting each integer sum from -bias * sum(x), computed once per token and
-// pair and shared by every row of the tile; the K-quants subtract their offset (Q6_K's 32, Q4_K's
+// Signed weights (Q8_0, Q4_0, Q5_0) take x + 128 as the unsigned operand and start the integer
+// sum from -128 * sum(w); the K-quants keep their unsigned quants and subtract their offset (Q6_K's 32, Q4_K's
 // min) once per super-block through the activation sums of each 16-group.
 #include <immintrin.h>
 
@@ -83,37 +81,32 @@ struct LegacyScales {
 };
 
 struct Q8_0Rows {
-  static constexpr int kBias = 128;
-  static constexpr bool kOffset = false;
+  static constexpr bool kSigned = true, kOffset = false;
   static constexpr int kPairs = 1;
   RowFields F;
   int64_t b = 0, nb = 0;
   LegacyScales d;
   void begin(int64_t u) { d.load(F, 1, b = 2 * u, nb); }
-  Pair pair(int) const {
-    const __m512i q = join(load32(F.at(0, b)), load32(F.at(0, b + 1)));
-    return {_mm512_xor_si512(q, _mm512_set1_epi8(-128)), d.pair(b)};  // w + 128, unsigned
-  }
+  Pair pair(int) const { return {join(load32(F.at(0, b)), load32(F.at(0, b + 1))), d.pair(b)}; }
   __m512 coef() const { return _mm512_setzero_ps(); }
 };
 
 struct Q4_0Rows {
-  static constexpr int kBias = 8;
-  static constexpr bool kOffset = false;
+  static constexpr bool kSigned = true, kOffset = false;
   static constexpr int kPairs = 1;
   RowFields F;
   int64_t b = 0, nb = 0;
   LegacyScales d;
   void begin(int64_t u) { d.load(F, 1, b = 2 * u, nb); }
   Pair pair(int) const {
-    return {join(nibbles_of_block(F.at(0, b)), nibbles_of_block(F.at(0, b + 1))), d.pair(b)};
+    const __m512i q = join(nibbles_of_block(F.at(0, b)), nibbles_of_block(F.at(0, b + 1)));
+    return {_mm512_sub_epi8(q, _mm512_set1_epi8(8)), d.pair(b)};
   }
   __m512 coef() const { return _mm512_setzero_ps(); }
 };
 
 struct Q5_0Rows {
-  static constexpr int kBias = 16;
-  static constexpr bool kOffset = false;
+  static constexpr bool kSigned = true, kOffset = false;
   static constexpr int kPairs = 1;
   RowFields F;
   int64_t b = 0, nb = 0;
@@ -125,16 +118,15 @@ struct Q5_0Rows {
     std::memcpy(&h0, F.at(1, b), 4);
     std::memcpy(&h1, F.at(1, b + 1), 4);
     const uint64_t fifth = h0 | (static_cast<uint64_t>(h1) << 32);
-    // value = (nibble | fifth bit << 4) - 16: the unsigned nibble | fifth bit << 4 here.
-    return {_mm512_mask_add_epi8(q, _cvtu64_mask64(fifth), q, _mm512_set1_epi8(16)), d.pair(b)};
+    // value = (nibble | fifth bit << 4) - 16: subtract 16 where the fifth bit is clear.
+    return {_mm512_mask_sub_epi8(q, _cvtu64_mask64(~fifth), q, _mm512_set1_epi8(16)), d.pair(b)};
   }
   __m512 coef() const { return _mm512_setzero_ps(); }
 };
 
 // value = d * sc[g] * (q - 32) for 16-group g: unsigned q here, 32 * d * sc[g] in coef().
 struct Q6_KRows {
-  static constexpr int kBias = 0;
-  static constexpr bool kOffset = true;
+  static constexpr bool kSigned = false, kOffset = true;
   static constexpr int kPairs = 4;
   RowFields F;
   int64_t nb = 0;
@@ -171,8 +163,7 @@ struct Q6_KRows {
 
 // value = d * sc[j] * q - dmin * m[j] for 32-block j: the min term in coef(), per 16-group.
 struct Q4_KRows {
-  static constexpr int kBias = 0;
-  static constexpr bool kOffset = true;
+  static constexpr bool kSigned = false, kOffset = true;
   static constexpr int kPairs = 4;
   RowFields F;
   int64_t nb = 0;
@@ -198,6 +189,20 @@ struct Q4_KRows {
   __m512 coef() const { return mins; }
 };
 
+// Decode streams every weight once from memory. A prefetch per unit, this far ahead of each row,
+// spread over the loop rather than issued in a burst per row group: on the 2-core Xeon VM (plain
+// 2-thread read 23-26 GB/s) two threads went from 15 GB/s of Q8_0 weights with no prefetch and
+// 17 with dot_x86.h's per-row burst to 19-20 (32 KiB into L2). On the 2-core EPYC VM (2-thread
+// read ~40 GB/s) 16 KiB into L1 with unrolled row loops and a burst over the first 16 KiB of
+// each range of rows took SmolLM2-360M Q8_0 decode from 41.8 to 51.8 tok/s; no prefetch: 23.
+// Later on that VM (2026-12-04, one thread streaming 28 GB/s but decoding at 9 GB/s) perf put
+// the kernel's stalls on the prefetch itself and on the first use of each line: L1-bound
+// prefetches run out of L1 miss buffers. Into L2, 32 KiB ahead, one prefetch per line instead of
+// up to three: one thread 24 -> 37 tok/s, two 41 -> 52-63 (Llama-3.2-1B Q4_K_M 22.7 -> 29.2);
+// 16 or 64 KiB ahead, or the T2 hint, measured the same within noise (docs/cpu-backend.md).
+constexpr size_t kSpreadPrefetchAhead = 32768;
+constexpr _mm_hint kPrefetchHint = _MM_HINT_T1;
+
 // res[r][t] = dot(row r, token t0 + t) for RM rows and NT tokens.
 // Software prefetch spread over the loop: each row's bytes `ahead` of where it is read, one
 // unit (pair or super-block) at a time. unit_bytes = 0: none (SoA rows, or not the first tile).
@@ -217,10 +222,10 @@ void tile(Dec* dec, const ActBatch& x, int t0, float (*res)[4], Prefetch pf) {
     if (pf.unit_bytes > 0)
       for (int r = 0; r < RM; ++r) {
         // integer arithmetic: the address may lie past the tensor (a prefetch there is harmless)
-        const char* at = reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(dec[r].F.f[0]) + pf.ahead +
-                                                       static_cast<size_t>(u) * pf.unit_bytes);
-        for (size_t off = 0; off < pf.unit_bytes; off += 64) _mm_prefetch(at + off, _MM_HINT_T0);
-        _mm_prefetch(at + pf.unit_bytes - 1, _MM_HINT_T0);  // the line the unit ends in
+        const uintptr_t at = reinterpret_cast<uintptr_t>(dec[r].F.f[0]) + pf.ahead + static_cast<size_t>(u) * pf.unit_bytes;
+        // each line once: the lines that start inside this unit's bytes
+        for (uintptr_t line = (at + 63) & ~uintptr_t(63); line < at + pf.unit_bytes; line += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(line), kPrefetchHint);
       }
     for (int i = 0; i < Dec::kPairs; ++i) {
       const int64_t p = u * Dec::kPairs + i;
@@ -230,18 +235,19 @@ void tile(Dec* dec, const ActBatch& x, int t0, float (*res)[4], Prefetch pf) {
         xq[t] = _mm512_loadu_si512(x.q8 + (t0 + t) * x.n + 64 * p);
         dx[t] = spread_two(_mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(x.d8 + (t0 + t) * nb + 2 * p))));
       }
-      // (w + bias) . x counts bias * sum(x) too, so each row's integer sum starts from minus
-      // that (exact: the same int32 as w . x).
-      __m512i start[NT];
-      for (int t = 0; t < NT; ++t)
-        start[t] = Dec::kBias == 0 ? zero
-                                   : _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, _mm512_set1_epi8(static_cast<char>(Dec::kBias)), xq[t]));
+      if constexpr (Dec::kSigned)
+        for (int t = 0; t < NT; ++t) xq[t] = _mm512_xor_si512(xq[t], _mm512_set1_epi8(-128));  // x + 128, unsigned
 #pragma GCC unroll 4
       for (int r = 0; r < RM; ++r) {
         const Pair w = dec[r].pair(i);
+        // Signed weights: (x + 128) . w counts 128 * sum(w) too, so the integer sum starts from
+        // minus that (exact: the same int32 as x . w).
+        __m512i start = zero;
+        if constexpr (Dec::kSigned)
+          start = _mm512_sub_epi32(zero, _mm512_dpbusd_epi32(zero, _mm512_set1_epi8(-128), w.q));
 #pragma GCC unroll 4
         for (int t = 0; t < NT; ++t) {
-          const __m512i sum = _mm512_dpbusd_epi32(start[t], w.q, xq[t]);
+          const __m512i sum = Dec::kSigned ? _mm512_dpbusd_epi32(start, xq[t], w.q) : _mm512_dpbusd_epi32(zero, w.q, xq[t]);
           acc[r][t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(sum), dx[t]), w.scale, acc[r][t]);
         }
       }
@@ -258,14 +264,6 @@ void tile(Dec* dec, const ActBatch& x, int t0, float (*res)[4], Prefetch pf) {
 }
 
 constexpr int kRows = 4, kTokens = 4;
-// Decode streams every weight once from memory. A prefetch per unit, this far ahead of each row,
-// spread over the loop rather than issued in a burst per row group: on the 2-core Xeon VM (plain
-// 2-thread read 23-26 GB/s) two threads went from 15 GB/s of Q8_0 weights with no prefetch and
-// 17 with dot_x86.h's per-row burst to 19-20 (32 KiB into L2). On the 2-core EPYC VM (2-thread
-// read ~40 GB/s) 16 KiB into L1 with unrolled row loops and a burst over the first 16 KiB of
-// each range of rows took SmolLM2-360M Q8_0 decode from 41.8 to 51.8 tok/s (medians of six
-// interleaved runs); no prefetch there: 23 tok/s.
-constexpr size_t kSpreadPrefetchAhead = 16384;
 
 template <class Dec, int RM>
 void rows_by_tokens(Dec* dec, const ActBatch& x, int t0, int nt, float (*res)[4], Prefetch pf) {
@@ -285,7 +283,7 @@ void run(const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1, float
     // first that many bytes of this range of rows would not be prefetched at all.
     const char* first = reinterpret_cast<const char*>(row_fields(w, r0).f[0]);
     const size_t span = std::min(kSpreadPrefetchAhead, static_cast<size_t>(r1 - r0) * row_bytes);
-    for (size_t off = 0; off < span; off += 64) _mm_prefetch(first + off, _MM_HINT_T0);
+    for (size_t off = 0; off < span; off += 64) _mm_prefetch(first + off, kPrefetchHint);
   }
   for (int64_t r = r0; r < r1; r += kRows) {
     const int rm = r1 - r < kRows ? static_cast<int>(r1 - r) : kRows;
