@@ -64,13 +64,15 @@ uint64_t host_last_level_cache_bytes() {
     if (f >> s) best = std::max(best, parse_cache_size(s));
   }
 #if defined(__x86_64__) || defined(__i386__)
-  // VMs often hide sysfs cache data; the extended cpuid leaf still tells L2 (ECX) and, on AMD,
-  // L3 (EDX, in 512 KiB units). An EPYC VM here reports a 508 MiB L3: a 128 MiB probe buffer
-  // then measured the cache (125-180 GB/s), not memory (~40 GB/s).
-  if (best == 0) {
+  // VMs often hide sysfs cache data or show less than there is; the extended cpuid leaf still
+  // tells L2 (ECX) and, on AMD, L3 (EDX, in 512 KiB units), and the larger of the two answers
+  // wins. An EPYC VM here reports a 508 MiB L3 by cpuid: a 128 MiB probe buffer then measured
+  // the cache (125-180 GB/s), not memory (~40 GB/s). Another day's VM gave sysfs 32 MiB and
+  // cpuid 320 MiB, and the probe on 128 MiB read 400-800 GB/s.
+  {
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (__get_cpuid(0x80000006, &a, &b, &c, &d))
-      best = std::max<uint64_t>(uint64_t{d >> 18} * (512u << 10), uint64_t{c >> 16} << 10);
+      best = std::max({best, uint64_t{d >> 18} * (512u << 10), uint64_t{c >> 16} << 10});
   }
 #endif
   return best ? best : (32ull << 20);
