@@ -201,7 +201,7 @@ struct Q4_KRows {
 // up to three: one thread 24 -> 37 tok/s, two 41 -> 52-63 (Llama-3.2-1B Q4_K_M 22.7 -> 29.2);
 // 16 or 64 KiB ahead, or the T2 hint, measured the same within noise (docs/cpu-backend.md).
 constexpr size_t kSpreadPrefetchAhead = 32768;
-constexpr _mm_hint kPrefetchHint = _MM_HINT_T1;
+inline void prefetch_weights(uintptr_t at) { _mm_prefetch(reinterpret_cast<const char*>(at), _MM_HINT_T1); }
 
 // res[r][t] = dot(row r, token t0 + t) for RM rows and NT tokens.
 // Software prefetch spread over the loop: each row's bytes `ahead` of where it is read, one
@@ -225,7 +225,7 @@ void tile(Dec* dec, const ActBatch& x, int t0, float (*res)[4], Prefetch pf) {
         const uintptr_t at = reinterpret_cast<uintptr_t>(dec[r].F.f[0]) + pf.ahead + static_cast<size_t>(u) * pf.unit_bytes;
         // each line once: the lines that start inside this unit's bytes
         for (uintptr_t line = (at + 63) & ~uintptr_t(63); line < at + pf.unit_bytes; line += 64)
-          _mm_prefetch(reinterpret_cast<const char*>(line), kPrefetchHint);
+          prefetch_weights(line);
       }
     for (int i = 0; i < Dec::kPairs; ++i) {
       const int64_t p = u * Dec::kPairs + i;
@@ -283,7 +283,7 @@ void run(const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1, float
     // first that many bytes of this range of rows would not be prefetched at all.
     const char* first = reinterpret_cast<const char*>(row_fields(w, r0).f[0]);
     const size_t span = std::min(kSpreadPrefetchAhead, static_cast<size_t>(r1 - r0) * row_bytes);
-    for (size_t off = 0; off < span; off += 64) _mm_prefetch(first + off, kPrefetchHint);
+    for (size_t off = 0; off < span; off += 64) prefetch_weights(reinterpret_cast<uintptr_t>(first + off));
   }
   for (int64_t r = r0; r < r1; r += kRows) {
     const int rm = r1 - r < kRows ? static_cast<int>(r1 - r) : kRows;
