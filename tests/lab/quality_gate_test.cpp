@@ -1,7 +1,9 @@
 #include "engine/lab/quality_gate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <span>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -113,6 +115,32 @@ TEST(QualityGate, TeacherForcedOnToyBackends) {
   QualityReport diff = teacher_forced_compare(a, noisy, tokens);
   EXPECT_FALSE(diff.pass) << diff.summary();
   EXPECT_GT(diff.rms_rel_error, 1e-2);
+}
+
+// greedy_forced_compare feeds the reference's own argmax: the same report as teacher forcing on
+// that greedy stream made by hand, and not the report of another stream.
+TEST(QualityGate, GreedyForcedIsTeacherForcedOnTheReferenceGreedyStream) {
+  auto model = test::make_toy_model();
+  test::ToyBackend a, noisy;
+  BackendOptions opts;
+  a.load(model, opts);
+  BackendOptions noise_opts;
+  noise_opts.switches["logit_noise"] = "0.05";
+  noisy.load(model, noise_opts);
+  std::vector<int32_t> stream{3};
+  while (stream.size() < 20) {
+    std::span<const float> row = a.decode_logits(stream.back(), static_cast<int32_t>(stream.size() - 1));
+    stream.push_back(static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin()));
+  }
+  const QualityReport by_hand = teacher_forced_compare(a, noisy, stream);
+  const QualityReport greedy = greedy_forced_compare(a, noisy, 3, stream.size());
+  EXPECT_EQ(greedy.positions, 20);
+  EXPECT_EQ(greedy.rms_rel_error, by_hand.rms_rel_error);
+  EXPECT_EQ(greedy.mean_kl, by_hand.mean_kl);
+  EXPECT_EQ(greedy.top1_agreement, by_hand.top1_agreement);
+  std::vector<int32_t> other = stream;
+  other[5] = (other[5] + 1) % 96;
+  EXPECT_NE(teacher_forced_compare(a, noisy, other).rms_rel_error, greedy.rms_rel_error);
 }
 
 }  // namespace
