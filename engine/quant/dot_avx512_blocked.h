@@ -203,15 +203,46 @@ struct Q4_KRows {
 constexpr size_t kSpreadPrefetchAhead = 32768;
 inline void prefetch_weights(uintptr_t at) { _mm_prefetch(reinterpret_cast<const char*>(at), _MM_HINT_T1); }
 
+// The arrays a row is read from, each contiguous over the matrix's rows: the whole row (AoS),
+// or each field's array (SoA: quants, scales, ...), and the bytes of one row in each.
+struct RowStreams {
+  int count = 0;
+  size_t row_bytes[4] = {0, 0, 0, 0};
+};
+inline RowStreams row_streams(const WeightMatrix& w) {
+  RowStreams s;
+  if (const size_t aos = contiguous_row_bytes(w)) {
+    s.count = 1;
+    s.row_bytes[0] = aos;
+    return s;
+  }
+  const RowFields F = row_fields(w, 0);
+  const int64_t blocks = w.dtype == DType::Q8_0_SOA ? w.n / 32 : w.n / 256;
+  while (s.count < 4 && F.f[s.count]) {
+    s.row_bytes[s.count] = static_cast<size_t>(blocks) * F.stride[s.count];
+    ++s.count;
+  }
+  return s;
+}
+
 // res[r][t] = dot(row r, token t0 + t) for RM rows and NT tokens.
-// Software prefetch spread over the loop: each row's bytes `ahead` of where it is read, one
-// unit (pair or super-block) at a time. unit_bytes = 0: none (SoA rows, or not the first tile).
+// Software prefetch spread over the loop: in each stream of each row, the bytes `ahead` of
+// where it is read, one unit (pair or super-block) at a time; every stream the same number of
+// rows ahead. streams = 0: none (not the first tile of a row group).
 struct Prefetch {
-  size_t ahead = 0, unit_bytes = 0;
+  int streams = 0;
+  size_t ahead[4] = {0, 0, 0, 0}, unit_bytes[4] = {0, 0, 0, 0};
 };
 
+// The lines that start inside unit u's bytes of a stream, `ahead` bytes past them, each once.
+inline void prefetch_unit(const uint8_t* stream, size_t ahead, size_t unit_bytes, int64_t u) {
+  // integer arithmetic: the address may lie past the tensor (a prefetch there is harmless)
+  const uintptr_t at = reinterpret_cast<uintptr_t>(stream) + ahead + static_cast<size_t>(u) * unit_bytes;
+  for (uintptr_t line = (at + 63) & ~uintptr_t(63); line < at + unit_bytes; line += 64) prefetch_weights(line);
+}
+
 template <class Dec, int RM, int NT>
-void tile(Dec* dec, const ActBatch& x, int t0, float (*res)[4], Prefetch pf) {
+void tile(Dec* dec, const ActBatch& x, int t0, float (*res)[4], const Prefetch& pf) {
   __m512 acc[RM][NT];
   for (int r = 0; r < RM; ++r)
     for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
@@ -219,14 +250,12 @@ void tile(Dec* dec, const ActBatch& x, int t0, float (*res)[4], Prefetch pf) {
   const __m512i zero = _mm512_setzero_si512();
   for (int64_t u = 0; u < units; ++u) {
     for (int r = 0; r < RM; ++r) dec[r].begin(u);
-    if (pf.unit_bytes > 0)
-      for (int r = 0; r < RM; ++r) {
-        // integer arithmetic: the address may lie past the tensor (a prefetch there is harmless)
-        const uintptr_t at = reinterpret_cast<uintptr_t>(dec[r].F.f[0]) + pf.ahead + static_cast<size_t>(u) * pf.unit_bytes;
-        // each line once: the lines that start inside this unit's bytes
-        for (uintptr_t line = (at + 63) & ~uintptr_t(63); line < at + pf.unit_bytes; line += 64)
-          prefetch_weights(line);
-      }
+    // One stream (AoS) keeps its own loop: the general one cost 8% of one-thread AoS decode.
+    if (pf.streams == 1)
+      for (int r = 0; r < RM; ++r) prefetch_unit(dec[r].F.f[0], pf.ahead[0], pf.unit_bytes[0], u);
+    else
+      for (int r = 0; r < RM; ++r)
+        for (int f = 0; f < pf.streams; ++f) prefetch_unit(dec[r].F.f[f], pf.ahead[f], pf.unit_bytes[f], u);
     for (int i = 0; i < Dec::kPairs; ++i) {
       const int64_t p = u * Dec::kPairs + i;
       __m512i xq[NT];
@@ -266,7 +295,7 @@ void tile(Dec* dec, const ActBatch& x, int t0, float (*res)[4], Prefetch pf) {
 constexpr int kRows = 4, kTokens = 4;
 
 template <class Dec, int RM>
-void rows_by_tokens(Dec* dec, const ActBatch& x, int t0, int nt, float (*res)[4], Prefetch pf) {
+void rows_by_tokens(Dec* dec, const ActBatch& x, int t0, int nt, float (*res)[4], const Prefetch& pf) {
   switch (nt) {
     case 4: tile<Dec, RM, 4>(dec, x, t0, res, pf); return;
     case 3: tile<Dec, RM, 3>(dec, x, t0, res, pf); return;
@@ -277,27 +306,36 @@ void rows_by_tokens(Dec* dec, const ActBatch& x, int t0, int nt, float (*res)[4]
 
 template <class Dec>
 void run(const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1, float* out, int64_t ldo, bool accumulate) {
-  const size_t row_bytes = contiguous_row_bytes(w);
-  if (row_bytes > 0 && x.ntok <= kTokens) {
-    // The spread prefetch runs kSpreadPrefetchAhead bytes ahead of the rows being read, so the
-    // first that many bytes of this range of rows would not be prefetched at all.
-    const char* first = reinterpret_cast<const char*>(row_fields(w, r0).f[0]);
-    const size_t span = std::min(kSpreadPrefetchAhead, static_cast<size_t>(r1 - r0) * row_bytes);
-    for (size_t off = 0; off < span; off += 64) prefetch_weights(reinterpret_cast<uintptr_t>(first + off));
+  const RowStreams streams = row_streams(w);
+  size_t all_bytes = 0;
+  for (int f = 0; f < streams.count; ++f) all_bytes += streams.row_bytes[f];
+  Prefetch pf;
+  const Prefetch none;
+  pf.streams = streams.count;
+  for (int f = 0; f < streams.count; ++f) {
+    pf.ahead[f] = kSpreadPrefetchAhead * streams.row_bytes[f] / all_bytes;
+    pf.unit_bytes[f] = streams.row_bytes[f] / static_cast<size_t>(x.n / (64 * Dec::kPairs));
+  }
+  if (x.ntok <= kTokens) {
+    // The spread prefetch runs that far ahead of the rows being read, so the first that many
+    // bytes of each stream of this range of rows would not be prefetched at all.
+    const RowFields first = row_fields(w, r0);
+    for (int f = 0; f < streams.count; ++f) {
+      const size_t span = std::min(pf.ahead[f], static_cast<size_t>(r1 - r0) * streams.row_bytes[f]);
+      for (size_t off = 0; off < span; off += 64) prefetch_weights(reinterpret_cast<uintptr_t>(first.f[f] + off));
+    }
   }
   for (int64_t r = r0; r < r1; r += kRows) {
     const int rm = r1 - r < kRows ? static_cast<int>(r1 - r) : kRows;
-    Prefetch pf;
-    if (row_bytes > 0) pf.ahead = kSpreadPrefetchAhead, pf.unit_bytes = row_bytes / (x.n / (64 * Dec::kPairs));
     Dec dec[kRows];
     for (int i = 0; i < rm; ++i) dec[i].F = row_fields(w, r + i), dec[i].nb = x.n / 32;
     for (int t0 = 0; t0 < x.ntok; t0 += kTokens) {
       const int nt = x.ntok - t0 < kTokens ? x.ntok - t0 : kTokens;
       float res[kRows][4];
       if (rm == kRows) {
-        rows_by_tokens<Dec, kRows>(dec, x, t0, nt, res, t0 == 0 ? pf : Prefetch{});
+        rows_by_tokens<Dec, kRows>(dec, x, t0, nt, res, t0 == 0 ? pf : none);
       } else {
-        for (int i = 0; i < rm; ++i) rows_by_tokens<Dec, 1>(dec + i, x, t0, nt, res + i, t0 == 0 ? pf : Prefetch{});
+        for (int i = 0; i < rm; ++i) rows_by_tokens<Dec, 1>(dec + i, x, t0, nt, res + i, t0 == 0 ? pf : none);
       }
       for (int i = 0; i < rm; ++i)
         for (int t = 0; t < nt; ++t) {
