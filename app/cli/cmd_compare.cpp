@@ -32,12 +32,12 @@ struct Args {
   bool json = false;
 };
 
-// BOS (when the vocabulary has one) followed by `n` greedy tokens of `b`.
-std::vector<int32_t> greedy_tokens(Backend& b, const Model& m, int n) {
-  std::vector<int32_t> t;
-  t.push_back(std::max(0, m.vocab().bos_id));
-  for (int i = 0; i < n; ++i) t.push_back(b.decode_argmax(t.back(), int32_t(i)));
-  return t;
+// `start` (BOS, and any greedy tokens of `b` already in its cache) followed by greedy tokens of
+// `b` up to n + 1 ids in all.
+std::vector<int32_t> greedy_tokens(Backend& b, std::vector<int32_t> start, int n) {
+  start.resize(std::min(start.size(), size_t(n) + 1));
+  for (int i = int(start.size()) - 1; i < n; ++i) start.push_back(b.decode_argmax(start.back(), int32_t(i)));
+  return start;
 }
 
 bool float_weights(const Model& m) {
@@ -59,12 +59,14 @@ void run(const Args& a) {
 
   // Teacher forcing on the reference's greedy stream (a realistic, in-distribution sequence).
   const QualityThresholds th = float_weights(*model) ? QualityThresholds::float_weights() : QualityThresholds{};
-  const QualityReport q =
-      greedy_forced_compare(*ref.backend, *cand.backend, std::max(0, model->vocab().bos_id), size_t(a.tokens), th);
+  const int32_t bos = std::max(0, model->vocab().bos_id);
+  std::vector<int32_t> ref_stream;
+  const QualityReport q = greedy_forced_compare(*ref.backend, *cand.backend, bos, size_t(a.tokens), th, &ref_stream);
 
-  // Greedy streams; --greedy 0 skips this part (random-weight models sit on near-ties).
-  const std::vector<int32_t> g_ref = a.greedy > 0 ? greedy_tokens(*ref.backend, *model, a.greedy) : std::vector<int32_t>{};
-  const std::vector<int32_t> g_cand = a.greedy > 0 ? greedy_tokens(*cand.backend, *model, a.greedy) : std::vector<int32_t>{};
+  // Greedy streams; --greedy 0 skips this part (random-weight models sit on near-ties). The
+  // reference's stream goes on from the one it just made, whose positions its cache holds.
+  const std::vector<int32_t> g_ref = a.greedy > 0 ? greedy_tokens(*ref.backend, ref_stream, a.greedy) : std::vector<int32_t>{};
+  const std::vector<int32_t> g_cand = a.greedy > 0 ? greedy_tokens(*cand.backend, {bos}, a.greedy) : std::vector<int32_t>{};
   int first_diff = -1;
   for (size_t i = 0; i < g_ref.size() && first_diff < 0; ++i)
     if (g_ref[i] != g_cand[i]) first_diff = int(i);

@@ -182,14 +182,23 @@ QualityReport teacher_forced_compare(Backend& reference, Backend& candidate, std
 }
 
 QualityReport greedy_forced_compare(Backend& reference, Backend& candidate, int32_t first_token, size_t positions,
-                                    const QualityThresholds& thresholds) {
-  return compare_positions(
+                                    const QualityThresholds& thresholds, std::vector<int32_t>* stream) {
+  auto argmax = [](std::span<const float> row) {
+    return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+  };
+  std::vector<int32_t> fed;
+  const QualityReport report = compare_positions(
       reference, candidate, positions,
       [&](size_t p, std::span<const float> previous_row) {
-        if (p == 0) return first_token;
-        return static_cast<int32_t>(std::max_element(previous_row.begin(), previous_row.end()) - previous_row.begin());
+        fed.push_back(p == 0 ? first_token : argmax(previous_row));
+        return fed.back();
       },
       thresholds);
+  if (stream) {
+    fed.push_back(argmax(reference.logits()));
+    *stream = std::move(fed);
+  }
+  return report;
 }
 
 }  // namespace p64

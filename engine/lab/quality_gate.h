@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 #include <string>
 
 namespace p64 {
@@ -83,7 +84,9 @@ QualityReport teacher_forced_compare(Backend& reference, Backend& candidate, std
 
 // The same on the reference's own greedy stream, made as it goes: first_token at position 0, then
 // the argmax (lowest id on ties) of the reference's previous row. One reference pass, not two.
+// `stream`, when given, receives that greedy stream: the positions' tokens and then the argmax of
+// the last row (positions + 1 ids), so a longer greedy run can go on from the reference's cache.
 QualityReport greedy_forced_compare(Backend& reference, Backend& candidate, int32_t first_token, size_t positions,
-                                    const QualityThresholds& thresholds = {});
+                                    const QualityThresholds& thresholds = {}, std::vector<int32_t>* stream = nullptr);
 
 }  // namespace p64
