@@ -26,7 +26,7 @@ std::string default_dir() {
 
 struct Args {
   std::string dir = default_dir();
-  std::vector<std::string> models;  // PRESET:QUANT
+  std::vector<std::string> models;  // PRESET:QUANT[:LAYOUT]
   CpuBenchParams params;
 };
 
@@ -50,11 +50,7 @@ std::string join(const std::vector<double>& v) {
 
 void run(const Args& a) {
   std::vector<CpuBenchModel> models;
-  for (const std::string& m : a.models) {
-    const size_t colon = m.find(':');
-    if (colon == std::string::npos) throw Error("--synth " + m + ": expected PRESET:QUANT, e.g. smollm2-360m:Q8_0");
-    models.push_back({m.substr(0, colon), m.substr(colon + 1)});
-  }
+  for (const std::string& m : a.models) models.push_back(parse_cpu_bench_model(m));
   if (models.empty()) models = default_cpu_bench_models();
   std::vector<std::string> paths;
   for (const CpuBenchModel& m : models)
@@ -89,7 +85,9 @@ const CommandRegistration reg(49, [](CLI::App& root) {
   CLI::App* c = root.add_subcommand(
       "bench-cpu", "CPU decode/prefill tok/s and effective GB/s on synthetic SmolLM2-360M / Llama-3.2-1B models");
   c->add_option("--dir", a->dir, "Folder for the synthesized .p64 models (made once, then reused)")->capture_default_str();
-  c->add_option("--synth", a->models, "PRESET:QUANT to run instead of the default three (repeatable)");
+  c->add_option("--synth", a->models,
+                "PRESET:QUANT[:LAYOUT] to run instead of the default three (repeatable); LAYOUT is cpu-rows (default: "
+                "Q8_0 matrices as Q8_0_R16, p64 convert --cpu-rows) or plain (GGUF's blocks)");
   c->add_option("--threads", a->params.threads, "CPU threads")->capture_default_str()->check(CLI::Range(1u, 1024u));
   c->add_option("--rounds", a->params.rounds, "Measured rounds")->capture_default_str()->check(CLI::Range(1, 1000));
   c->add_option("--warmup", a->params.warmup_rounds, "Warm-up rounds (reported apart)")

@@ -16,7 +16,7 @@ struct ConvertArgs {
   std::string input;
   std::string output;
   std::string tokenizer;
-  bool soa = false;
+  bool soa = false, cpu_rows = false, plain = false;
   std::string quant;
   bool quiet = false;
 };
@@ -24,7 +24,8 @@ struct ConvertArgs {
 void run_convert(const ConvertArgs& a) {
   ConvertOptions o;
   o.tokenizer_path = a.tokenizer;
-  o.soa = a.soa;
+  using Layout = ConvertOptions::Layout;
+  o.layout = a.soa ? Layout::Soa : a.cpu_rows ? Layout::CpuRows : a.plain ? Layout::Plain : Layout::Keep;
   if (!a.quant.empty()) {
     auto t = dtype_from_name(a.quant);
     if (!t) throw Error("convert: unknown --quant type '" + a.quant + "'");
@@ -46,7 +47,7 @@ void run_convert(const ConvertArgs& a) {
   const ConvertResult r = convert_to_p64(a.input, a.output, o, progress);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!a.quiet) std::fprintf(stderr, "\n");
-  std::printf("%s: from %s, %zu tensors (%zu quantized, %zu SoA), %llu bytes, flags %s, %.2f s\n", a.output.c_str(),
+  std::printf("%s: from %s, %zu tensors (%zu quantized, %zu repacked), %llu bytes, flags %s, %.2f s\n", a.output.c_str(),
               r.input_kind.c_str(), r.tensors, r.quantized, r.repacked, static_cast<unsigned long long>(r.write.file_size),
               p64_flags_text(r.write.flags).c_str(), secs);
   if (!r.write.certification_problem.empty())
@@ -60,7 +61,14 @@ const CommandRegistration reg(10, [](CLI::App& root) {
   c->add_option("output", a->output, "output .p64 path")->required();
   c->add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer file (required for .bin checkpoints); tokenizer.json for HF")
       ->capture_default_str();
-  c->add_flag("--soa", a->soa, "store Q4_K, Q6_K and Q8_0 matrices in their SoA forms")->capture_default_str();
+  // Without a layout flag, packed inputs (SoA, row-interleaved) keep their form.
+  auto* soa = c->add_flag("--soa", a->soa, "store Q4_K, Q6_K and Q8_0 matrices in their SoA forms (the GPU backends' layout)");
+  auto* cpu_rows = c->add_flag("--cpu-rows", a->cpu_rows,
+                               "store Q8_0 matrices as Q8_0_R16, 16 rows interleaved (the CPU backend's fast layout; "
+                               "matrices whose rows are not whole groups stay Q8_0)");
+  auto* plain = c->add_flag("--plain", a->plain, "store every matrix in its plain GGUF block form (undo --soa / --cpu-rows)");
+  soa->excludes(cpu_rows)->excludes(plain);
+  cpu_rows->excludes(plain);
   c->add_option("--quant", a->quant, "quantize float matrices to this type (e.g. Q4_K, Q6_K, Q8_0, F16); empty keeps them")
       ->capture_default_str();
   c->add_flag("-q,--quiet", a->quiet, "no progress line")->capture_default_str();

@@ -412,7 +412,8 @@ void CudaBackend::release() noexcept {
 DevMatrix CudaBackend::upload_matrix(const TensorView& t, uint8_t*& cursor) {
   if (!supported_dtype(t.dtype))
     throw Error("CUDA backend: " + model_->source() + ": tensor " + t.name + " has dtype " +
-                std::string(dtype_name(t.dtype)) + ", which the CUDA kernels do not read");
+                std::string(dtype_name(t.dtype)) + ", which the CUDA kernels do not read" +
+                (dtype_is_interleaved(t.dtype) ? " (a CPU layout: p64 convert --soa or --plain makes a GPU file)" : ""));
   const auto info = dtype_info(t.dtype);
   const int64_t n = t.row_length();
   if (!info || n % info->block_elems != 0)

@@ -234,7 +234,8 @@ DeviceMatrix VulkanBackend::upload_matrix(vk::Buffer& dst, const TensorView& a, 
     if (!t) continue;
     if (!dtype_suffix(t->dtype))
       throw Error(model_->source() + ": tensor '" + t->name + "' has dtype " + std::string(dtype_name(t->dtype)) +
-                  "; the Vulkan backend reads F32, F16, BF16, Q8_0, Q5_0, Q4_K, Q6_K and their SoA forms");
+                  "; the Vulkan backend reads F32, F16, BF16, Q8_0, Q5_0, Q4_K, Q6_K and their SoA forms" +
+                  (dtype_is_interleaved(t->dtype) ? " (convert this CPU layout with p64 convert --soa or --plain)" : ""));
     if (t->row_length() % unit_elems(t->dtype) != 0)
       throw Error(model_->source() + ": tensor '" + t->name + "' has rows of " + std::to_string(t->row_length()) +
                   " elements, not a multiple of " + std::to_string(unit_elems(t->dtype)));

@@ -25,6 +25,18 @@ DType quant_target(DType want, int64_t n) {
   return whole_blocks(fb, n) ? fb : DType::F32;
 }
 
+// The dtype a matrix of AoS type `aos` is stored as, given the input's dtype `from`.
+DType stored_form(ConvertOptions::Layout layout, DType from, DType aos, int64_t n, int64_t rows) {
+  using Layout = ConvertOptions::Layout;
+  const bool keep = layout == Layout::Keep;
+  if (layout == Layout::Soa || (keep && dtype_is_soa(from))) return dtype_soa_of(aos);
+  if (layout == Layout::CpuRows || (keep && dtype_is_interleaved(from))) {
+    const DType rows_form = dtype_interleaved_of(aos);
+    return dtype_shape_problem(rows_form, n, rows).empty() ? rows_form : aos;
+  }
+  return aos;
+}
+
 }  // namespace
 
 bool is_quantizable_matrix(const P64TensorSource& t) {
@@ -34,8 +46,8 @@ bool is_quantizable_matrix(const P64TensorSource& t) {
 }
 
 P64Image plan_conversion(const SourceModel& src, const ConvertOptions& o, ConvertResult* stats) {
-  if (o.quant && (dtype_is_soa(*o.quant) || !dtype_info(*o.quant)))
-    throw Error("convert: --quant takes a block type (F32, F16, BF16, Q8_0, Q5_0, Q4_K, Q6_K, ...); use --soa for SoA forms");
+  if (o.quant && (dtype_is_packed(*o.quant) || !dtype_info(*o.quant)))
+    throw Error("convert: --quant takes a block type (F32, F16, BF16, Q8_0, Q5_0, Q4_K, Q6_K, ...); --soa and --cpu-rows choose packed forms");
   P64Image img;
   img.hparams = src.hparams;
   img.vocab = src.vocab;
@@ -44,14 +56,14 @@ P64Image plan_conversion(const SourceModel& src, const ConvertOptions& o, Conver
     const DType from_aos = dtype_aos_of(from);
     DType aos = from_aos;
     if (o.quant && is_quantizable_matrix(in) && is_float(from_aos)) aos = quant_target(*o.quant, in.ne[0]);
-    DType final = aos;
-    if (o.soa || dtype_is_soa(from)) final = dtype_soa_of(aos);  // SoA inputs stay SoA unless requantized to a type without one
+    const int64_t n = in.ne[0], rows = in.ne[1] * in.ne[2] * in.ne[3];
+    const DType final = stored_form(o.layout, from, aos, n, rows);
     if (final == from) {
       img.tensors.push_back(in);
       continue;
     }
     const bool requant = aos != from_aos;
-    const bool repack = dtype_is_soa(final);
+    const bool repack = dtype_is_packed(final);
     if (stats) {
       stats->quantized += requant;
       stats->repacked += repack;
@@ -59,7 +71,6 @@ P64Image plan_conversion(const SourceModel& src, const ConvertOptions& o, Conver
     P64TensorSource out = in;
     out.dtype = final;
     out.data = nullptr;
-    const int64_t n = in.ne[0], rows = in.ne[1] * in.ne[2] * in.ne[3];
     const uint64_t in_bytes = dtype_row_bytes(from, static_cast<uint64_t>(n)) * static_cast<uint64_t>(rows);
     P64TensorSource source = in;
     out.produce = [source, from, aos, final, n, rows, in_bytes, requant, repack](uint8_t* dst, uint64_t bytes) {
@@ -72,7 +83,7 @@ P64Image plan_conversion(const SourceModel& src, const ConvertOptions& o, Conver
       }
       std::vector<uint8_t> aos_buf;
       const uint8_t* aos_data = input;
-      if (requant || dtype_is_soa(from)) {
+      if (requant || dtype_is_packed(from)) {
         uint8_t* target = repack ? (aos_buf.resize(bytes), aos_buf.data()) : dst;
         const uint64_t row_bytes = dtype_row_bytes(aos, static_cast<uint64_t>(n));
         std::vector<float> row(static_cast<size_t>(n));
@@ -82,7 +93,9 @@ P64Image plan_conversion(const SourceModel& src, const ConvertOptions& o, Conver
         }
         aos_data = target;
       }
-      if (repack) {
+      if (repack && dtype_is_interleaved(final)) {
+        interleave_rows(aos, aos_data, dst, rows, n);
+      } else if (repack) {
         const int64_t nblocks = n / dtype_info(aos)->block_elems * rows;
         soa_pack(aos, aos_data, dst, nblocks);
       } else if (aos_data != dst) {

@@ -10,7 +10,12 @@ namespace p64 {
 
 struct ConvertOptions {
   std::string tokenizer_path;  // llama2.c tokenizer file (required for .bin checkpoints)
-  bool soa = false;            // repack Q4_K / Q6_K / Q8_0 matrices to their SoA forms
+  // How block matrices are stored. Keep: as in the input (packed inputs stay packed unless
+  // requantized to a type without that form). Plain: AoS, as GGUF has them. Soa: Q4_K / Q6_K /
+  // Q8_0 in their SoA forms (what the GPU backends read coalesced). CpuRows: Q8_0 matrices with
+  // whole groups of 16 rows and pairs of blocks as Q8_0_R16 (what the CPU's AVX-512 kernel reads).
+  enum class Layout { Keep, Plain, Soa, CpuRows };
+  Layout layout = Layout::Keep;
   // Quantize float (F32/F16/BF16) matrices to this type; norms stay F32 and already
   // quantized matrices are kept. A matrix whose row length is not a whole number of blocks
   // falls back the way llama.cpp does (Q4_K -> Q5_0, Q6_K/Q5_K -> Q8_0), or stays as it is.
@@ -21,7 +26,7 @@ struct ConvertResult {
   std::string input_kind;
   size_t tensors = 0;
   size_t quantized = 0;  // matrices requantized
-  size_t repacked = 0;   // matrices stored as SoA
+  size_t repacked = 0;   // matrices stored in a packed form (SoA or row-interleaved)
   P64WriteResult write;
 };
 

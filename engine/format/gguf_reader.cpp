@@ -277,7 +277,7 @@ void GgufFile::parse() {
     uint32_t type = c.read<uint32_t>("a tensor type");
     ti.dtype = static_cast<DType>(type);
     auto info = dtype_info(ti.dtype);
-    if (!info || dtype_is_soa(ti.dtype))
+    if (!info || dtype_is_packed(ti.dtype))
       fail("tensor info", at, "tensor '" + ti.name + "' has unknown or unsupported dtype " + std::to_string(type));
     if (ti.ne[0] % info->block_elems != 0)
       fail("tensor info", at, "tensor '" + ti.name + "' row length " + std::to_string(ti.ne[0]) +

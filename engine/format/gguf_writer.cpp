@@ -215,7 +215,7 @@ void GgufWriter::add_tensor(std::string name, DType type, std::vector<int64_t> n
   if (name.empty() || name.size() > kMaxTensorName) bad("name must be 1.." + std::to_string(kMaxTensorName) + " bytes");
   if (tensor_names_.count(name)) bad("added twice");
   const auto info = dtype_info(type);
-  if (!info || dtype_is_soa(type)) bad("dtype " + std::to_string(static_cast<uint32_t>(type)) + " has no GGUF form");
+  if (!info || dtype_is_packed(type)) bad("dtype " + std::to_string(static_cast<uint32_t>(type)) + " has no GGUF form");
   if (ne.empty() || ne.size() > 4) bad("must have 1 to 4 dimensions");
   int64_t rows = 1;
   for (int64_t d : ne) {

@@ -298,9 +298,8 @@ std::vector<P64TensorEntry> decode_directory(ByteReader& r, uint32_t count) {
       if (elements > (uint64_t{1} << 50) / static_cast<uint64_t>(t.ne[d])) r.fail_at(at, "tensor '" + t.name + "' is too large");
       elements *= static_cast<uint64_t>(t.ne[d]);
     }
-    if (t.ne[0] % info->block_elems != 0)
-      r.fail_at(at, "tensor '" + t.name + "' row length " + std::to_string(t.ne[0]) + " is not a multiple of the " +
-                        std::string(info->name) + " block size");
+    if (const std::string why = dtype_shape_problem(t.dtype, t.ne[0], t.ne[1] * t.ne[2] * t.ne[3]); !why.empty())
+      r.fail_at(at, "tensor '" + t.name + "': " + why);
     at = r.offset();
     t.offset = r.get<uint64_t>("a data offset");
     if (t.offset % kP64DataAlignment != 0) r.fail_at(at, "tensor '" + t.name + "' data offset is not 4 KiB aligned");

@@ -113,9 +113,8 @@ P64WriteResult write_p64(const std::string& path, const P64Image& image, const P
       if (e.ne[d] <= 0) throw Error(path + ": tensor '" + s.name + "' has a dimension <= 0");
       elements *= static_cast<uint64_t>(e.ne[d]);
     }
-    if (e.ne[0] % info->block_elems != 0)
-      throw Error(path + ": tensor '" + s.name + "' row length " + std::to_string(e.ne[0]) + " is not whole " +
-                  std::string(info->name) + " blocks");
+    if (const std::string why = dtype_shape_problem(e.dtype, e.ne[0], e.ne[1] * e.ne[2] * e.ne[3]); !why.empty())
+      throw Error(path + ": tensor '" + s.name + "': " + why);
     if (!s.data && !s.produce) throw Error(path + ": tensor '" + s.name + "' has no data source");
     e.bytes = elements / info->block_elems * info->block_bytes;
     e.layer = p64io::layer_of_tensor(s.name);

@@ -17,9 +17,24 @@ std::vector<CpuBenchModel> default_cpu_bench_models() {
   return {{"smollm2-360m", "Q8_0"}, {"smollm2-360m", "Q4_K_M"}, {"llama-3.2-1b", "Q4_K_M"}};
 }
 
+CpuBenchModel parse_cpu_bench_model(const std::string& spec) {
+  const size_t colon = spec.find(':');
+  if (colon == std::string::npos) throw Error("--synth " + spec + ": expected PRESET:QUANT[:LAYOUT], e.g. smollm2-360m:Q8_0");
+  CpuBenchModel m{spec.substr(0, colon), spec.substr(colon + 1)};
+  if (const size_t second = m.quant.find(':'); second != std::string::npos) {
+    m.layout = m.quant.substr(second + 1);
+    m.quant.resize(second);
+  }
+  if (m.layout != "cpu-rows" && m.layout != "plain")
+    throw Error("--synth " + spec + ": layout '" + m.layout + "' is neither cpu-rows nor plain");
+  return m;
+}
+
 std::string ensure_cpu_bench_model(const std::string& dir, const CpuBenchModel& m, const ProgressFn& progress) {
   fs::create_directories(dir);
-  const fs::path p64_path = fs::path(dir) / (m.preset + "-" + m.quant + ".p64");
+  // "-cpu-rows" files are converted from the plain ones' GGUF; the plain name predates layouts.
+  const std::string suffix = m.layout == "plain" ? "" : "-" + m.layout;
+  const fs::path p64_path = fs::path(dir) / (m.preset + "-" + m.quant + suffix + ".p64");
   if (fs::exists(p64_path)) return p64_path.string();
   const fs::path gguf = fs::path(dir) / (m.preset + "-" + m.quant + ".gguf");
   SynthOptions so;
@@ -27,7 +42,9 @@ std::string ensure_cpu_bench_model(const std::string& dir, const CpuBenchModel& 
   so.progress = progress;
   write_synth(plan_synth(synth_preset(m.preset), synth_quant_from_name(m.quant)), gguf.string(), so);
   try {
-    convert_to_p64(gguf.string(), p64_path.string(), {}, progress);
+    ConvertOptions co;
+    co.layout = m.layout == "plain" ? ConvertOptions::Layout::Plain : ConvertOptions::Layout::CpuRows;
+    convert_to_p64(gguf.string(), p64_path.string(), co, progress);
   } catch (...) {
     fs::remove(gguf);
     throw;

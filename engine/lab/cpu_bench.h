@@ -14,14 +14,17 @@ namespace p64 {
 struct CpuBenchModel {
   std::string preset;  // synth preset, e.g. "smollm2-360m"
   std::string quant;   // "Q8_0", "Q4_K_M", "F16"
-  std::string label() const { return preset + " " + quant; }
+  std::string layout = "cpu-rows";  // "cpu-rows" (p64 convert --cpu-rows) or "plain" (GGUF's blocks)
+  std::string label() const { return preset + " " + quant + " " + layout; }
 };
 
 // SmolLM2-360M Q8_0 and Q4_K_M, Llama-3.2-1B Q4_K_M: the shapes of issue 2's peer numbers.
 std::vector<CpuBenchModel> default_cpu_bench_models();
+// "PRESET:QUANT[:LAYOUT]", e.g. "smollm2-360m:Q8_0" or "smollm2-360m:Q8_0:plain".
+CpuBenchModel parse_cpu_bench_model(const std::string& spec);
 
-// The .p64 of a model in `dir`, synthesized (seed 1) and converted when it is not there yet;
-// the intermediate GGUF is removed.
+// The .p64 of a model in `dir`, synthesized (seed 1) and converted to its layout when it is not
+// there yet; the intermediate GGUF is removed.
 std::string ensure_cpu_bench_model(const std::string& dir, const CpuBenchModel& m, const ProgressFn& progress = {});
 
 struct CpuBenchParams {

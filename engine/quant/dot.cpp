@@ -5,8 +5,10 @@
 #include <cpuid.h>
 #endif
 #include <string>
+#include <vector>
 
 #include "engine/common/error.h"
+#include "engine/quant/quant.h"
 
 namespace p64::dot {
 
@@ -59,7 +61,7 @@ Isa best_isa() {
 bool has_int8_kernel(DType t) {
   switch (t) {
     case DType::Q8_0: case DType::Q8_0_SOA: case DType::Q4_0: case DType::Q5_0:
-    case DType::Q4_K: case DType::Q4_K_SOA: case DType::Q6_K: case DType::Q6_K_SOA:
+    case DType::Q4_K: case DType::Q4_K_SOA: case DType::Q6_K: case DType::Q6_K_SOA: case DType::Q8_0_R16:
       return true;
     default:
       return false;
@@ -118,9 +120,26 @@ void quantize_acts(Isa isa, const float* x, int64_t n, int8_t* q8, float* d8, fl
   }
 }
 
+namespace {
+// Row-interleaved matrices have a kernel of their own only in the AVX-512 int8 set; the other
+// sets gather each row back to its AoS blocks and run that type's kernel on it.
+void matmul_gathered_rows(Isa isa, const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1, float* out,
+                          int64_t ldo, bool int8, bool accumulate) {
+  thread_local std::vector<uint8_t> row;
+  const DType aos = dtype_aos_of(w.dtype);
+  row.resize(dtype_row_bytes(aos, static_cast<uint64_t>(w.n)));
+  for (int64_t r = r0; r < r1; ++r) {
+    interleaved_gather_row(w.dtype, w.data, r, w.n, row.data());
+    matmul(isa, WeightMatrix{aos, row.data(), w.n, 1}, x, 0, 1, out + r, ldo, int8, accumulate);
+  }
+}
+}  // namespace
+
 void matmul(Isa isa, const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1, float* out, int64_t ldo,
             bool int8, bool accumulate) {
   if (int8 && !has_int8_kernel(w.dtype)) int8 = false;
+  if (dtype_is_interleaved(w.dtype) && !(isa == Isa::Avx512 && int8))
+    return matmul_gathered_rows(isa, w, x, r0, r1, out, ldo, int8, accumulate);
   switch (isa) {
     case Isa::Avx512: matmul_avx512(w, x, r0, r1, out, ldo, int8, accumulate); return;
     case Isa::Avx2: matmul_avx2(w, x, r0, r1, out, ldo, int8, accumulate); return;

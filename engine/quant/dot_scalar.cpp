@@ -136,6 +136,7 @@ void quantize_acts_scalar(const float* x, int64_t n, int8_t* q8, float* d8, floa
 }
 
 void dequantize_row(const WeightMatrix& w, int64_t r, float* dst) {
+  if (dtype_is_interleaved(w.dtype)) return dequantize_tensor_row(w.dtype, w.data, r, w.n, dst);
   const RowFields F = row_fields(w, r);
   const int64_t n = w.n;
   switch (w.dtype) {

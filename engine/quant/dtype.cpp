@@ -13,7 +13,7 @@ struct Entry {
   DTypeInfo info;
 };
 
-constexpr std::array<Entry, 14> kTypes{{
+constexpr std::array<Entry, 15> kTypes{{
     {DType::F32, {"F32", 1, 4}},
     {DType::F16, {"F16", 1, 2}},
     {DType::BF16, {"BF16", 1, 2}},
@@ -28,6 +28,7 @@ constexpr std::array<Entry, 14> kTypes{{
     {DType::Q8_0_SOA, {"Q8_0_SOA", 32, 34}},
     {DType::Q4_K_SOA, {"Q4_K_SOA", 256, 144}},
     {DType::Q6_K_SOA, {"Q6_K_SOA", 256, 210}},
+    {DType::Q8_0_R16, {"Q8_0_R16", 32, 34}},
 }};
 
 }  // namespace
@@ -57,7 +58,9 @@ uint64_t dtype_row_bytes(DType t, uint64_t n) {
   return n / info->block_elems * info->block_bytes;
 }
 
-bool dtype_is_soa(DType t) { return static_cast<uint32_t>(t) >= 100; }
+bool dtype_is_packed(DType t) { return static_cast<uint32_t>(t) >= 100; }
+bool dtype_is_soa(DType t) { return static_cast<uint32_t>(t) >= 100 && static_cast<uint32_t>(t) < 200; }
+bool dtype_is_interleaved(DType t) { return static_cast<uint32_t>(t) >= 200 && static_cast<uint32_t>(t) < 300; }
 
 DType dtype_soa_of(DType aos) {
   switch (aos) {
@@ -68,13 +71,32 @@ DType dtype_soa_of(DType aos) {
   }
 }
 
-DType dtype_aos_of(DType soa) {
-  switch (soa) {
+DType dtype_interleaved_of(DType aos) { return aos == DType::Q8_0 ? DType::Q8_0_R16 : aos; }
+
+DType dtype_aos_of(DType packed) {
+  switch (packed) {
     case DType::Q4_K_SOA: return DType::Q4_K;
     case DType::Q6_K_SOA: return DType::Q6_K;
-    case DType::Q8_0_SOA: return DType::Q8_0;
-    default: return soa;
+    case DType::Q8_0_SOA: case DType::Q8_0_R16: return DType::Q8_0;
+    default: return packed;
   }
+}
+
+int64_t dtype_row_group(DType t) { return t == DType::Q8_0_R16 ? 16 : 1; }
+
+std::string dtype_shape_problem(DType t, int64_t n, int64_t rows) {
+  const auto info = dtype_info(t);
+  if (!info) return "unknown dtype " + std::to_string(static_cast<uint32_t>(t));
+  const std::string name(info->name);
+  if (n % info->block_elems != 0)
+    return "row length " + std::to_string(n) + " is not a multiple of the " + name + " block size (" +
+           std::to_string(info->block_elems) + ")";
+  const int64_t group = dtype_row_group(t);
+  if (group > 1 && (rows % group != 0 || n % (2 * info->block_elems) != 0))
+    return name + " needs a multiple of " + std::to_string(group) + " rows and of " +
+           std::to_string(2 * info->block_elems) + " elements per row (got " + std::to_string(rows) + " rows of " +
+           std::to_string(n) + ")";
+  return "";
 }
 
 }  // namespace p64

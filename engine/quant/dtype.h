@@ -1,13 +1,15 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace p64 {
 
-// Tensor element types. Values below 100 are GGML's own type ids (so GGUF files map 1:1);
-// 100 and above are P64's structure-of-arrays forms of the same blocks, laid out so that a
-// warp/subgroup reads each field coalesced (docs/p64-container.md defines the layouts).
+// Tensor element types. Values below 100 are GGML's own type ids (so GGUF files map 1:1).
+// Above them are P64's packed forms of the same blocks (docs/p64-container.md defines them):
+// 100-199 structure-of-arrays, so that a GPU warp/subgroup reads each field coalesced;
+// 200-299 rows interleaved in groups, so that one CPU vector holds the same bytes of many rows.
 enum class DType : uint32_t {
   F32 = 0,
   F16 = 1,
@@ -23,6 +25,7 @@ enum class DType : uint32_t {
   Q8_0_SOA = 108,
   Q4_K_SOA = 112,
   Q6_K_SOA = 114,
+  Q8_0_R16 = 208,
 };
 
 struct DTypeInfo {
@@ -38,8 +41,17 @@ std::string_view dtype_name(DType t);                          // "?" for unknow
 
 // Bytes of a row of n elements; n must be a multiple of the block size (checked by callers).
 uint64_t dtype_row_bytes(DType t, uint64_t n);
+bool dtype_is_packed(DType t);       // an SoA or row-interleaved form: rows are not contiguous
 bool dtype_is_soa(DType t);
-DType dtype_soa_of(DType aos);    // Q4_K -> Q4_K_SOA; a type without an SoA form maps to itself
-DType dtype_aos_of(DType soa);    // inverse of dtype_soa_of
+bool dtype_is_interleaved(DType t);  // rows interleaved in groups (Q8_0_R16)
+DType dtype_soa_of(DType aos);       // Q4_K -> Q4_K_SOA; a type without an SoA form maps to itself
+DType dtype_interleaved_of(DType aos);  // Q8_0 -> Q8_0_R16; a type without one maps to itself
+DType dtype_aos_of(DType packed);    // inverse of both
+
+// Rows per group of a row-interleaved dtype (1 for every other dtype).
+int64_t dtype_row_group(DType t);
+// Why a tensor of `rows` rows of n elements cannot be stored as `t` ("" when it can): rows
+// must be whole blocks, and a row-interleaved form also needs whole row groups and pairs of blocks.
+std::string dtype_shape_problem(DType t, int64_t n, int64_t rows);
 
 }  // namespace p64

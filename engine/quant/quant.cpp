@@ -55,7 +55,7 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
     case DType::Q6_K: return detail::dequantize_q6_k(static_cast<const BlockQ6_K*>(src), dst, nb);
     default:
       throw Error("dequantize: " + std::string(dtype_name(type)) +
-                  " rows are not contiguous (SoA); use dequantize_tensor_row or soa_unpack");
+                  " rows are not contiguous (a packed form); use dequantize_tensor_row");
   }
 }
 
@@ -89,13 +89,20 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
     case DType::Q6_K: return detail::quantize_q6_k(src, static_cast<BlockQ6_K*>(dst), nb);
     default:
       throw Error("quantize: " + std::string(dtype_name(type)) +
-                  " is an SoA form; quantize to its AoS type and soa_pack the tensor");
+                  " is a packed form; quantize to its AoS type and pack the tensor");
   }
 }
 
 void dequantize_tensor_row(DType type, const void* tensor, int64_t row, int64_t n, float* dst) {
   checked_info(type, n, "dequantize_tensor_row");
   if (row < 0) throw Error("dequantize_tensor_row: negative row " + std::to_string(row));
+  if (dtype_is_interleaved(type)) {
+    const DTypeInfo info = *dtype_info(type);
+    std::vector<uint8_t> blocks(static_cast<size_t>(n / info.block_elems) * info.block_bytes);
+    interleaved_gather_row(type, tensor, row, n, blocks.data());
+    dequantize_row(dtype_aos_of(type), blocks.data(), dst, n);
+    return;
+  }
   if (!dtype_is_soa(type)) {
     const auto* base = static_cast<const uint8_t*>(tensor) + static_cast<uint64_t>(row) * dtype_row_bytes(type, static_cast<uint64_t>(n));
     dequantize_row(type, base, dst, n);

@@ -23,12 +23,28 @@ void dequantize_row(DType type, const void* src, float* dst, int64_t n);
 // dst = one AoS row quantized with the reference quantizer for `type`.
 void quantize_row(DType type, const float* src, void* dst, int64_t n);
 
+// Row-interleaved forms (P64 dtypes 200-299) hold the same blocks with the rows of each group
+// side by side, so that one 512-bit vector holds the same four bytes of sixteen rows and a
+// VNNI dot product advances sixteen rows at once (engine/quant/dot_avx512_interleaved.h):
+//   Q8_0_R16: rows in groups of 16 (rows % 16 == 0), blocks in pairs (n % 64 == 0). Group g
+//   holds units of 1088 bytes, one per pair of blocks (2p, 2p + 1), in block order:
+//     [0, 32)      d of block 2p for rows 16g .. 16g + 15 (f16)
+//     [32, 64)     d of block 2p + 1, likewise
+//     [64, 576)    quants of block 2p: 8 granules of 64 bytes; granule k holds quants
+//                  4k .. 4k + 3 of each of the 16 rows in row order, each stored as q + 128 (u8)
+//     [576, 1088)  quants of block 2p + 1, likewise
+// The total size equals the AoS size; every unit is 64-byte aligned when the tensor is.
+void interleave_rows(DType aos_type, const void* src, void* dst, int64_t rows, int64_t n);
+void deinterleave_rows(DType aos_type, const void* src, void* dst, int64_t rows, int64_t n);
+// Row `row` of a row-interleaved tensor (rows of n elements) as AoS blocks in dst.
+void interleaved_gather_row(DType packed, const void* tensor, int64_t row, int64_t n, void* dst);
+
 // AoS blocks of a whole tensor (nblocks blocks) to the SoA form and back; lossless.
 void soa_pack(DType aos_type, const void* src, void* dst, int64_t nblocks);
 void soa_unpack(DType aos_type, const void* src, void* dst, int64_t nblocks);
 
-// Dequantizes element range [row * n, row * n + n) of a tensor of an AoS dtype (an SoA dtype
-// throws: use the overload below).
+// Dequantizes element range [row * n, row * n + n) of a tensor of an AoS or row-interleaved
+// dtype (an SoA dtype throws: use the overload below).
 void dequantize_tensor_row(DType type, const void* tensor, int64_t row, int64_t n, float* dst);
 // The same for a tensor of n_rows rows of n elements; this form also reads SoA tensors (their
 // field arrays are sized by the whole tensor, so the row count is needed to find them).

@@ -69,7 +69,9 @@ int32_t Matmul::argmax(const TensorView& w, const float* x, int64_t n) {
   float* scores = argmax_rows_.data();
   pool_.run([&](unsigned i, unsigned nthreads) {
     const int64_t rows = wm.rows;
-    const int64_t b = rows * i / nthreads, e = rows * (i + 1) / nthreads;
+    // Chunk bounds on whole row groups, which row-interleaved kernels compute together.
+    const int64_t group = dtype_row_group(wm.dtype);
+    const int64_t b = rows * i / nthreads / group * group, e = i + 1 == nthreads ? rows : rows * (i + 1) / nthreads / group * group;
     constexpr int64_t kChunk = 256;
     for (int64_t r = b; r < e; r += kChunk) {
       const int64_t re = std::min(e, r + kChunk);

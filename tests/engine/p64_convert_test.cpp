@@ -97,7 +97,7 @@ TEST(P64Convert, QuantizeAndSoaRepack) {
   src.tensors = tiny.image.tensors;
   ConvertOptions o;
   o.quant = DType::Q4_K;
-  o.soa = true;
+  o.layout = ConvertOptions::Layout::Soa;
   ConvertResult stats;
   P64Image img = plan_conversion(src, o, &stats);
   test::TempDir dir;

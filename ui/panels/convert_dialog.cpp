@@ -58,7 +58,7 @@ QString ConvertDialog::output_path() const { return output_->text(); }
 ConvertOptions ConvertDialog::options() const {
   ConvertOptions o;
   o.tokenizer_path = tokenizer_->text().toStdString();
-  o.soa = soa_->isChecked();
+  o.layout = soa_->isChecked() ? ConvertOptions::Layout::Soa : ConvertOptions::Layout::Keep;
   const QString q = quant_->currentData().toString();
   if (!q.isEmpty()) o.quant = dtype_from_name(q.toStdString());
   return o;
