@@ -89,7 +89,7 @@ void tile(const uint8_t* group, size_t group_bytes, const ActBatch& x, int64_t t
         for (int t = 0; t < NT; ++t) xk[t] = _mm512_set1_epi32(four_bytes(x.q8 + (t0 + t) * x.n + 32 * b + 4 * k));
 #pragma GCC unroll 4
         for (int g = 0; g < G; ++g) {
-          const __m512i q = _mm512_load_si512(group + g * group_bytes + p * kUnitBytes + 64 + 512 * h + 64 * k);
+          const __m512i q = _mm512_loadu_si512(group + g * group_bytes + p * kUnitBytes + 64 + 512 * h + 64 * k);
 #pragma GCC unroll 4
           for (int t = 0; t < NT; ++t) sum[g][t] = _mm512_dpbusd_epi32(sum[g][t], q, xk[t]);
         }
@@ -97,7 +97,7 @@ void tile(const uint8_t* group, size_t group_bytes, const ActBatch& x, int64_t t
 #pragma GCC unroll 4
       for (int g = 0; g < G; ++g) {
         const __m512 dw = _mm512_cvtph_ps(
-            _mm256_load_si256(reinterpret_cast<const __m256i*>(group + g * group_bytes + p * kUnitBytes + 32 * h)));
+            _mm256_loadu_si256(reinterpret_cast<const __m256i*>(group + g * group_bytes + p * kUnitBytes + 32 * h)));
 #pragma GCC unroll 4
         for (int t = 0; t < NT; ++t)
           acc[g][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[g][t]),

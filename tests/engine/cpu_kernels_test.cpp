@@ -259,6 +259,99 @@ TEST(CpuKernels, ATokenGetsTheSameBitsInABatchAsAlone) {
   }
 }
 
+// Q8_0_R16 written from the layout comment in quant.h, independently of interleave_rows.
+std::vector<uint8_t> to_r16(const std::vector<uint8_t>& aos, int64_t rows, int64_t n) {
+  const int64_t nb = n / 32;
+  std::vector<uint8_t> dst(aos.size());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* block = &aos[static_cast<size_t>((r * nb + b) * 34)];
+      const size_t unit = static_cast<size_t>(((r / 16) * (nb / 2) + b / 2) * 1088);
+      std::memcpy(&dst[unit + 32 * (b % 2) + 2 * (r % 16)], block, 2);
+      for (int i = 0; i < 32; ++i)
+        dst[unit + 64 + 512 * (b % 2) + 64 * (i / 4) + 4 * (r % 16) + i % 4] = static_cast<uint8_t>(block[2 + i] + 128);
+    }
+  return dst;
+}
+
+TEST(CpuKernels, RowInterleavedQ8_0) {
+  std::mt19937 rng(21);
+  for (int64_t n : {128, 960}) {
+    const int64_t rows = 48;
+    const std::vector<uint8_t> aos = random_tensor(DType::Q8_0, rows, n, rng);
+    const std::vector<uint8_t> r16 = to_r16(aos, rows, n);
+    std::vector<uint8_t> packed(aos.size()), back(aos.size());
+    interleave_rows(DType::Q8_0, aos.data(), packed.data(), rows, n);
+    ASSERT_EQ(packed, r16) << "n=" << n;
+    deinterleave_rows(DType::Q8_0, packed.data(), back.data(), rows, n);
+    EXPECT_EQ(back, aos);
+    const dot::WeightMatrix w{DType::Q8_0_R16, r16.data(), n, rows}, wa{DType::Q8_0, aos.data(), n, rows};
+    for (int64_t r : {0, 17, 47}) {
+      std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
+      dot::dequantize_row(w, r, a.data());
+      dot::dequantize_row(wa, r, b.data());
+      EXPECT_EQ(a, b) << "row " << r;
+    }
+    for (int ntok : {1, 2, 3, 4, 5, 7}) {
+      Batch x = make_batch(n, ntok, rng, Isa::Scalar);
+      for (bool int8 : {false, true}) {
+        const std::vector<float> ref = run(Isa::Scalar, wa, x.view, int8);
+        double scale = 0;
+        for (float v : ref) scale = std::max(scale, std::fabs(static_cast<double>(v)));
+        for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
+          if (!dot::isa_supported(isa)) continue;
+          const std::vector<float> got = run(isa, w, x.view, int8);
+          if (isa == Isa::Avx512 && int8) {  // its own kernel: the sums in another order
+            double worst = 0;
+            for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - ref[i]) / scale);
+            EXPECT_LT(worst, 2e-5) << "n=" << n << " ntok=" << ntok;
+          } else {  // the rows gathered back to AoS: the Q8_0 kernel's exact numbers
+            EXPECT_EQ(got, run(isa, wa, x.view, int8)) << dot::isa_name(isa) << " n=" << n << " int8=" << int8;
+          }
+        }
+      }
+    }
+    if (!dot::isa_supported(Isa::Avx512)) continue;
+    // A token alone gets the bits it gets in a batch; a row range off the groups' edges, with
+    // accumulation, touches only its rows.
+    Batch x = make_batch(n, 6, rng, Isa::Scalar);
+    const std::vector<float> batch = run(Isa::Avx512, w, x.view, true);
+    for (int tok = 0; tok < 6; ++tok) {
+      dot::ActBatch one = x.view;
+      one.ntok = 1;
+      one.f32 += tok * n;
+      one.q8 += tok * n;
+      one.d8 += tok * (n / 32);
+      one.xs16 += tok * (n / 16);
+      const std::vector<float> alone = run(Isa::Avx512, w, one, true);
+      for (int64_t r = 0; r < rows; ++r)
+        ASSERT_EQ(alone[static_cast<size_t>(r)], batch[static_cast<size_t>(tok * rows + r)]) << "token " << tok << " row " << r;
+    }
+    std::vector<float> acc(batch.size(), 1.5f);
+    dot::matmul(Isa::Avx512, w, x.view, 5, 37, acc.data(), rows, true, true);
+    for (int tok = 0; tok < 6; ++tok)
+      for (int64_t r = 0; r < rows; ++r) {
+        const size_t i = static_cast<size_t>(tok * rows + r);
+        if (r >= 5 && r < 37) EXPECT_FLOAT_EQ(acc[i], batch[i] + 1.5f) << "row " << r;
+        else EXPECT_EQ(acc[i], 1.5f) << "row " << r << " is outside the range";
+      }
+  }
+}
+
+TEST(CpuKernels, RowInterleavedShapesAreCheckedWithClearErrors) {
+  EXPECT_EQ(dtype_shape_problem(DType::Q8_0_R16, 960, 48), "");
+  EXPECT_NE(dtype_shape_problem(DType::Q8_0_R16, 960, 40).find("multiple of 16 rows"), std::string::npos);
+  EXPECT_NE(dtype_shape_problem(DType::Q8_0_R16, 96, 16).find("64 elements"), std::string::npos);  // 3 blocks
+  EXPECT_NE(dtype_shape_problem(DType::Q8_0, 100, 1).find("block size"), std::string::npos);
+  std::vector<uint8_t> a(40 * 2 * 34), b(a.size());
+  EXPECT_THROW(interleave_rows(DType::Q8_0, a.data(), b.data(), 40, 64), Error);
+  EXPECT_THROW(interleave_rows(DType::Q4_K, a.data(), b.data(), 16, 256), Error);
+  EXPECT_EQ(dtype_aos_of(DType::Q8_0_R16), DType::Q8_0);
+  EXPECT_EQ(dtype_interleaved_of(DType::Q8_0), DType::Q8_0_R16);
+  EXPECT_EQ(dtype_interleaved_of(DType::Q4_K), DType::Q4_K);
+  EXPECT_TRUE(dtype_is_packed(DType::Q8_0_R16) && dtype_is_interleaved(DType::Q8_0_R16) && !dtype_is_soa(DType::Q8_0_R16));
+}
+
 TEST(CpuKernels, UnsupportedDtypeIsAClearError) {
   std::vector<uint8_t> data(24 * 8);
   const dot::WeightMatrix w{DType::Q5_1, data.data(), 32, 8};

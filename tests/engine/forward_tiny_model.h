@@ -41,7 +41,8 @@ inline HParams tiny_hparams() {
   return hp;
 }
 
-// `matrix_type` is used for every projection and the embedding; norms stay F32.
+// `matrix_type` is used for every projection and the embedding where the shape allows (a
+// row-interleaved type needs whole row groups, else the matrix keeps its AoS type); norms stay F32.
 inline TinyModel make_tiny_model(const HParams& hp, DType matrix_type, uint32_t seed = 1) {
   TinyModel tm;
   auto storage = std::make_shared<std::vector<std::vector<uint8_t>>>();
@@ -51,17 +52,23 @@ inline TinyModel make_tiny_model(const HParams& hp, DType matrix_type, uint32_t 
     std::normal_distribution<float> g(centre, spread);
     std::vector<float> v(static_cast<size_t>(ne0 * ne1));
     for (auto& x : v) x = g(rng);
-    const uint64_t bytes = dtype_row_bytes(t, static_cast<uint64_t>(ne0)) * static_cast<uint64_t>(ne1);
+    const DType aos = dtype_aos_of(t);
+    const DType stored = dtype_shape_problem(t, ne0, ne1).empty() ? t : aos;
+    const uint64_t bytes = dtype_row_bytes(aos, static_cast<uint64_t>(ne0)) * static_cast<uint64_t>(ne1);
     storage->emplace_back(bytes);
     std::vector<uint8_t>& buf = storage->back();
     for (int64_t r = 0; r < ne1; ++r) {
-      const size_t row_bytes = dtype_row_bytes(t, static_cast<uint64_t>(ne0));
-      quantize_row(t, v.data() + r * ne0, buf.data() + r * row_bytes, ne0);
-      dequantize_row(t, buf.data() + r * row_bytes, v.data() + r * ne0, ne0);
+      const size_t row_bytes = dtype_row_bytes(aos, static_cast<uint64_t>(ne0));
+      quantize_row(aos, v.data() + r * ne0, buf.data() + r * row_bytes, ne0);
+      dequantize_row(aos, buf.data() + r * row_bytes, v.data() + r * ne0, ne0);
+    }
+    if (dtype_is_interleaved(stored)) {
+      const std::vector<uint8_t> plain = buf;
+      interleave_rows(aos, plain.data(), buf.data(), ne1, ne0);
     }
     TensorView tv;
     tv.name = name;
-    tv.dtype = t;
+    tv.dtype = stored;
     tv.n_dims = ne1 > 1 ? 2 : 1;
     tv.ne[0] = ne0;
     tv.ne[1] = ne1;

@@ -3,13 +3,17 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <span>
 #include <fstream>
 #include <sstream>
 
 #include "engine/common/error.h"
 #include "engine/format/convert.h"
+#include "engine/format/crc32c.h"
 #include "engine/format/p64_reader.h"
 #include "engine/quant/quant.h"
+#include "engine/runtime/cpu_backend.h"
 #include "p64_test_model.h"
 #include "support/shared_files.h"
 
@@ -131,6 +135,137 @@ TEST(P64Convert, QuantizeAndSoaRepack) {
   convert_to_p64(out, again, {});
   auto m2 = open_p64(again);
   for (const auto& t : m->tensors()) expect_same_tensor(*m, *m2, t.name);
+}
+
+// --cpu-rows: Q8_0 matrices of whole row groups become Q8_0_R16, the rest stay Q8_0; --plain
+// undoes it byte for byte; the CPU backend computes the same logits from either file.
+TEST(P64Convert, CpuRowsLayout) {
+  test::TinyModel tiny = test::tiny_image(5, 2, 256, 256);
+  SourceModel src;
+  src.kind = "memory";
+  src.hparams = tiny.image.hparams;
+  src.vocab = tiny.image.vocab;
+  src.tensors = tiny.image.tensors;
+  test::TempDir dir;
+  auto write = [&](const SourceModel& from, ConvertOptions::Layout layout, const std::string& name) {
+    ConvertOptions o;
+    o.quant = DType::Q8_0;
+    o.layout = layout;
+    const std::string path = (dir / name).string();
+    write_p64(path, plan_conversion(from, o));
+    return path;
+  };
+  const std::string plain = write(src, ConvertOptions::Layout::Keep, "plain.p64");
+  const std::string rows = write(src, ConvertOptions::Layout::CpuRows, "rows.p64");
+  auto mp = open_p64(plain), mr = open_p64(rows);
+  EXPECT_EQ(mr->find("blk.0.attn_q.weight")->dtype, DType::Q8_0_R16);    // 32 rows of 256
+  EXPECT_EQ(mr->find("blk.1.ffn_down.weight")->dtype, DType::Q8_0_R16);
+  EXPECT_EQ(mr->find("token_embd.weight")->dtype, DType::Q8_0_R16);       // 16 rows
+  EXPECT_EQ(mr->find("blk.0.attn_output.weight")->dtype, DType::Q8_0);    // rows of 32: not a pair of blocks
+  EXPECT_EQ(mr->find("blk.0.attn_norm.weight")->dtype, DType::F32);
+  EXPECT_TRUE(verify_p64(rows).ok);
+
+  ConvertOptions back;
+  back.layout = ConvertOptions::Layout::Plain;
+  const std::string undone = (dir / "undone.p64").string();
+  convert_to_p64(rows, undone, back);
+  auto mu = open_p64(undone);
+  for (const auto& t : mp->tensors()) expect_same_tensor(*mp, *mu, t.name);
+  const std::string kept = (dir / "kept.p64").string();
+  convert_to_p64(rows, kept, {});  // no layout flag: the packed form stays
+  EXPECT_EQ(open_p64(kept)->find("blk.0.attn_q.weight")->dtype, DType::Q8_0_R16);
+
+  for (const char* int8 : {"0", "1"}) {
+    BackendOptions opt;
+    opt.switches["int8_activations"] = int8;
+    auto a = make_cpu_backend(), b = make_cpu_backend();
+    a->load(mp, opt);
+    b->load(mr, opt);
+    for (int pos = 0; pos < 4; ++pos) {
+      const int32_t tok = 3 + pos;
+      const std::vector<float> la(a->decode_logits(tok, pos).begin(), a->decode_logits(tok, pos).end());
+      std::span<const float> lb = b->decode_logits(tok, pos);
+      ASSERT_EQ(la.size(), lb.size());
+      float scale = 0;
+      for (float v : la) scale = std::max(scale, std::fabs(v));
+      for (size_t i = 0; i < la.size(); ++i) {
+        if (int8[0] == '0') EXPECT_EQ(la[i], lb[i]) << "exact path, pos " << pos << " logit " << i;
+        else EXPECT_NEAR(la[i], lb[i], 1e-4 * scale) << "int8 path, pos " << pos << " logit " << i;
+      }
+    }
+  }
+}
+
+TEST(P64Convert, RowInterleavedTensorOfPartialGroupsIsRefused) {
+  test::TinyModel tiny = test::tiny_image(5, 1, 64, 64);
+  std::vector<uint8_t> bytes(static_cast<size_t>(8 * 2 * 34));
+  for (auto& t : tiny.image.tensors)
+    if (t.name == "blk.0.attn_k.weight") {  // 8 rows of 64: not a whole group of 16
+      t.dtype = DType::Q8_0_R16;
+      t.ne[1] = 8;
+      t.data = bytes.data();
+    }
+  test::TempDir dir;
+  const std::string path = (dir / "bad.p64").string();
+  try {
+    write_p64(path, tiny.image);
+    FAIL() << "a Q8_0_R16 tensor of 8 rows was written";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("blk.0.attn_k.weight"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("multiple of 16 rows"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(path));
+}
+
+// A file whose directory claims Q8_0_R16 for rows that are not pairs of blocks (its CRCs made
+// consistent, as a buggy writer would) fails to open, naming the tensor and the shape.
+TEST(P64Convert, ReaderRefusesARowInterleavedTensorOfTheWrongShape) {
+  test::TinyModel tiny = test::tiny_image(5, 1, 64, 64);
+  SourceModel src;
+  src.hparams = tiny.image.hparams;
+  src.vocab = tiny.image.vocab;
+  src.tensors = tiny.image.tensors;
+  ConvertOptions o;
+  o.quant = DType::Q8_0;
+  test::TempDir dir;
+  const std::string path = (dir / "m.p64").string();
+  write_p64(path, plan_conversion(src, o));
+  const P64Contents c = inspect_p64(path);
+  std::vector<char> bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const P64TensorEntry* victim = nullptr;
+  for (const auto& t : c.tensors)
+    if (t.name == "blk.0.attn_output.weight") victim = &t;  // Q8_0, rows of 32 elements: one block
+  ASSERT_NE(victim, nullptr);
+  ASSERT_EQ(victim->dtype, DType::Q8_0);
+  const uint32_t r16 = static_cast<uint32_t>(DType::Q8_0_R16);
+  std::memcpy(&bytes[victim->entry_offset + 4 + victim->name.size()], &r16, 4);
+  for (uint32_t i = 0; i < kP64MaxSections; ++i) {
+    const size_t e = kP64SectionTableOffset + i * kP64SectionEntryBytes;
+    uint32_t kind;
+    uint64_t off, size;
+    std::memcpy(&kind, &bytes[e], 4);
+    std::memcpy(&off, &bytes[e + 8], 8);
+    std::memcpy(&size, &bytes[e + 16], 8);
+    if (kind != static_cast<uint32_t>(P64SectionKind::TensorDirectory)) continue;
+    const uint32_t crc = crc32c(&bytes[off], size);
+    std::memcpy(&bytes[e + 24], &crc, 4);
+  }
+  const uint32_t header_crc = crc32c(bytes.data(), 508);
+  std::memcpy(&bytes[508], &header_crc, 4);
+  const std::string bad = (dir / "bad.p64").string();
+  std::ofstream(bad, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  try {
+    open_p64(bad);
+    FAIL() << "a Q8_0_R16 tensor with rows of one block opened";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("blk.0.attn_output.weight"), std::string::npos) << what;
+    EXPECT_NE(what.find("64 elements"), std::string::npos) << what;
+  }
 }
 
 TEST(P64Convert, LlamaCheckpointWithoutTokenizerIsRefused) {
