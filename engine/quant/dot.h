@@ -44,7 +44,7 @@ struct WeightMatrix {
 };
 
 // True when the dtype has an int8-activation kernel (Q8_0, Q4_0, Q5_0, Q4_K, Q6_K, their SoA
-// forms and Q8_0_R16).
+// forms and the row-interleaved Q8_0_R16 / Q5_0_R16).
 bool has_int8_kernel(DType t);
 // True when matmul() handles the dtype at all (F32, F16, BF16 and every type above).
 bool supported(DType t);

@@ -8,7 +8,7 @@
 namespace p64::dot {
 void matmul_avx512(const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1, float* out, int64_t ldo,
                    bool int8, bool accumulate) {
-  if (int8 && w.dtype == DType::Q8_0_R16) return avx512::interleaved::run(w, x, r0, r1, out, ldo, accumulate);
+  if (int8 && avx512::interleaved::run(w, x, r0, r1, out, ldo, accumulate)) return;
   if (int8 && avx512::matmul_blocked(w, x, r0, r1, out, ldo, accumulate)) return;
   avx512::matmul(w, x, r0, r1, out, ldo, int8, accumulate);
 }

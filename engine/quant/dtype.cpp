@@ -13,7 +13,7 @@ struct Entry {
   DTypeInfo info;
 };
 
-constexpr std::array<Entry, 15> kTypes{{
+constexpr std::array<Entry, 16> kTypes{{
     {DType::F32, {"F32", 1, 4}},
     {DType::F16, {"F16", 1, 2}},
     {DType::BF16, {"BF16", 1, 2}},
@@ -28,6 +28,7 @@ constexpr std::array<Entry, 15> kTypes{{
     {DType::Q8_0_SOA, {"Q8_0_SOA", 32, 34}},
     {DType::Q4_K_SOA, {"Q4_K_SOA", 256, 144}},
     {DType::Q6_K_SOA, {"Q6_K_SOA", 256, 210}},
+    {DType::Q5_0_R16, {"Q5_0_R16", 32, 22}},
     {DType::Q8_0_R16, {"Q8_0_R16", 32, 34}},
 }};
 
@@ -71,18 +72,25 @@ DType dtype_soa_of(DType aos) {
   }
 }
 
-DType dtype_interleaved_of(DType aos) { return aos == DType::Q8_0 ? DType::Q8_0_R16 : aos; }
+DType dtype_interleaved_of(DType aos) {
+  switch (aos) {
+    case DType::Q8_0: return DType::Q8_0_R16;
+    case DType::Q5_0: return DType::Q5_0_R16;
+    default: return aos;
+  }
+}
 
 DType dtype_aos_of(DType packed) {
   switch (packed) {
     case DType::Q4_K_SOA: return DType::Q4_K;
     case DType::Q6_K_SOA: return DType::Q6_K;
     case DType::Q8_0_SOA: case DType::Q8_0_R16: return DType::Q8_0;
+    case DType::Q5_0_R16: return DType::Q5_0;
     default: return packed;
   }
 }
 
-int64_t dtype_row_group(DType t) { return t == DType::Q8_0_R16 ? 16 : 1; }
+int64_t dtype_row_group(DType t) { return dtype_is_interleaved(t) ? 16 : 1; }
 
 std::string dtype_shape_problem(DType t, int64_t n, int64_t rows) {
   const auto info = dtype_info(t);

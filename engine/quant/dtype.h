@@ -25,6 +25,7 @@ enum class DType : uint32_t {
   Q8_0_SOA = 108,
   Q4_K_SOA = 112,
   Q6_K_SOA = 114,
+  Q5_0_R16 = 206,
   Q8_0_R16 = 208,
 };
 
@@ -43,9 +44,9 @@ std::string_view dtype_name(DType t);                          // "?" for unknow
 uint64_t dtype_row_bytes(DType t, uint64_t n);
 bool dtype_is_packed(DType t);       // an SoA or row-interleaved form: rows are not contiguous
 bool dtype_is_soa(DType t);
-bool dtype_is_interleaved(DType t);  // rows interleaved in groups (Q8_0_R16)
+bool dtype_is_interleaved(DType t);  // rows interleaved in groups (Q8_0_R16, Q5_0_R16)
 DType dtype_soa_of(DType aos);       // Q4_K -> Q4_K_SOA; a type without an SoA form maps to itself
-DType dtype_interleaved_of(DType aos);  // Q8_0 -> Q8_0_R16; a type without one maps to itself
+DType dtype_interleaved_of(DType aos);  // Q8_0 -> Q8_0_R16, Q5_0 -> Q5_0_R16; others map to themselves
 DType dtype_aos_of(DType packed);    // inverse of both
 
 // Rows per group of a row-interleaved dtype (1 for every other dtype).

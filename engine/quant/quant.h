@@ -33,6 +33,13 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n);
 //     [64, 576)    quants of block 2p: 8 granules of 64 bytes; granule k holds quants
 //                  4k .. 4k + 3 of each of the 16 rows in row order, each stored as q + 128 (u8)
 //     [576, 1088)  quants of block 2p + 1, likewise
+//   Q5_0_R16: the same groups and pairs; units of 704 bytes:
+//     [0, 64)      d of blocks 2p and 2p + 1 for the 16 rows, as above
+//     [64, 384)    block 2p: 8 fifth-bit masks of 64 bits (mask k, bit 4r + j: the fifth bit of
+//                  quant 4k + j of row r), then 4 x 64 bytes of nibbles (byte 64 * (k % 4) + 4r + j
+//                  holds the low four bits of quant 4k + j of row r: low half for k < 4, high
+//                  half for k >= 4); the value is (quant | fifth bit << 4) - 16, as in Q5_0
+//     [384, 704)   block 2p + 1, likewise
 // The total size equals the AoS size; every unit is 64-byte aligned when the tensor is.
 void interleave_rows(DType aos_type, const void* src, void* dst, int64_t rows, int64_t n);
 void deinterleave_rows(DType aos_type, const void* src, void* dst, int64_t rows, int64_t n);

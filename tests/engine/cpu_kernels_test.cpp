@@ -259,38 +259,55 @@ TEST(CpuKernels, ATokenGetsTheSameBitsInABatchAsAlone) {
   }
 }
 
-// Q8_0_R16 written from the layout comment in quant.h, independently of interleave_rows.
-std::vector<uint8_t> to_r16(const std::vector<uint8_t>& aos, int64_t rows, int64_t n) {
+// The row-interleaved forms written from the layout comment in quant.h, independently of
+// interleave_rows: Q8_0_R16 (units of 1088 bytes) and Q5_0_R16 (704).
+std::vector<uint8_t> to_r16(DType aos_type, const std::vector<uint8_t>& aos, int64_t rows, int64_t n) {
   const int64_t nb = n / 32;
+  const bool q8 = aos_type == DType::Q8_0;
+  const size_t block_bytes = q8 ? 34 : 22, unit_bytes = q8 ? 1088 : 704, half_bytes = (unit_bytes - 64) / 2;
   std::vector<uint8_t> dst(aos.size());
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t b = 0; b < nb; ++b) {
-      const uint8_t* block = &aos[static_cast<size_t>((r * nb + b) * 34)];
-      const size_t unit = static_cast<size_t>(((r / 16) * (nb / 2) + b / 2) * 1088);
-      std::memcpy(&dst[unit + 32 * (b % 2) + 2 * (r % 16)], block, 2);
-      for (int i = 0; i < 32; ++i)
-        dst[unit + 64 + 512 * (b % 2) + 64 * (i / 4) + 4 * (r % 16) + i % 4] = static_cast<uint8_t>(block[2 + i] + 128);
+      const uint8_t* block = &aos[static_cast<size_t>(r * nb + b) * block_bytes];
+      const size_t unit = static_cast<size_t>((r / 16) * (nb / 2) + b / 2) * unit_bytes;
+      const size_t lane = static_cast<size_t>(r % 16), half = unit + 64 + half_bytes * static_cast<size_t>(b % 2);
+      std::memcpy(&dst[unit + 32 * static_cast<size_t>(b % 2) + 2 * lane], block, 2);
+      uint32_t qh = 0;
+      if (!q8) std::memcpy(&qh, block + 2, 4);
+      for (size_t i = 0; i < 32; ++i) {
+        if (q8) {
+          dst[half + 64 * (i / 4) + 4 * lane + i % 4] = static_cast<uint8_t>(block[2 + i] + 128);
+          continue;
+        }
+        const size_t k = i / 4, bit = 4 * lane + i % 4;
+        if ((qh >> i) & 1u) dst[half + 8 * k + bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+        const int low4 = i < 16 ? (block[6 + i] & 0xF) : (block[6 + i - 16] >> 4);
+        dst[half + 64 + 64 * (k % 4) + 4 * lane + i % 4] |= static_cast<uint8_t>(k < 4 ? low4 : low4 << 4);
+      }
     }
   return dst;
 }
 
-TEST(CpuKernels, RowInterleavedQ8_0) {
+TEST(CpuKernels, RowInterleavedBlocks) {
   std::mt19937 rng(21);
+  for (DType aos_type : {DType::Q8_0, DType::Q5_0})
   for (int64_t n : {128, 960}) {
+    const DType packed_type = dtype_interleaved_of(aos_type);
+    const std::string what = std::string(dtype_name(packed_type)) + " n=" + std::to_string(n);
     const int64_t rows = 48;
-    const std::vector<uint8_t> aos = random_tensor(DType::Q8_0, rows, n, rng);
-    const std::vector<uint8_t> r16 = to_r16(aos, rows, n);
+    const std::vector<uint8_t> aos = random_tensor(aos_type, rows, n, rng);
+    const std::vector<uint8_t> r16 = to_r16(aos_type, aos, rows, n);
     std::vector<uint8_t> packed(aos.size()), back(aos.size());
-    interleave_rows(DType::Q8_0, aos.data(), packed.data(), rows, n);
-    ASSERT_EQ(packed, r16) << "n=" << n;
-    deinterleave_rows(DType::Q8_0, packed.data(), back.data(), rows, n);
-    EXPECT_EQ(back, aos);
-    const dot::WeightMatrix w{DType::Q8_0_R16, r16.data(), n, rows}, wa{DType::Q8_0, aos.data(), n, rows};
+    interleave_rows(aos_type, aos.data(), packed.data(), rows, n);
+    ASSERT_EQ(packed, r16) << what;
+    deinterleave_rows(aos_type, packed.data(), back.data(), rows, n);
+    EXPECT_EQ(back, aos) << what;
+    const dot::WeightMatrix w{packed_type, r16.data(), n, rows}, wa{aos_type, aos.data(), n, rows};
     for (int64_t r : {0, 17, 47}) {
       std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n));
       dot::dequantize_row(w, r, a.data());
       dot::dequantize_row(wa, r, b.data());
-      EXPECT_EQ(a, b) << "row " << r;
+      EXPECT_EQ(a, b) << what << " row " << r;
     }
     for (int ntok : {1, 2, 3, 4, 5, 7}) {
       Batch x = make_batch(n, ntok, rng, Isa::Scalar);
@@ -304,9 +321,9 @@ TEST(CpuKernels, RowInterleavedQ8_0) {
           if (isa == Isa::Avx512 && int8) {  // its own kernel: the sums in another order
             double worst = 0;
             for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - ref[i]) / scale);
-            EXPECT_LT(worst, 2e-5) << "n=" << n << " ntok=" << ntok;
-          } else {  // the rows gathered back to AoS: the Q8_0 kernel's exact numbers
-            EXPECT_EQ(got, run(isa, wa, x.view, int8)) << dot::isa_name(isa) << " n=" << n << " int8=" << int8;
+            EXPECT_LT(worst, 2e-5) << what << " ntok=" << ntok;
+          } else {  // the rows gathered back to AoS: that type's kernel, exactly
+            EXPECT_EQ(got, run(isa, wa, x.view, int8)) << what << " " << dot::isa_name(isa) << " int8=" << int8;
           }
         }
       }
@@ -325,15 +342,15 @@ TEST(CpuKernels, RowInterleavedQ8_0) {
       one.xs16 += tok * (n / 16);
       const std::vector<float> alone = run(Isa::Avx512, w, one, true);
       for (int64_t r = 0; r < rows; ++r)
-        ASSERT_EQ(alone[static_cast<size_t>(r)], batch[static_cast<size_t>(tok * rows + r)]) << "token " << tok << " row " << r;
+        ASSERT_EQ(alone[static_cast<size_t>(r)], batch[static_cast<size_t>(tok * rows + r)]) << what << " token " << tok << " row " << r;
     }
     std::vector<float> acc(batch.size(), 1.5f);
     dot::matmul(Isa::Avx512, w, x.view, 5, 37, acc.data(), rows, true, true);
     for (int tok = 0; tok < 6; ++tok)
       for (int64_t r = 0; r < rows; ++r) {
         const size_t i = static_cast<size_t>(tok * rows + r);
-        if (r >= 5 && r < 37) EXPECT_FLOAT_EQ(acc[i], batch[i] + 1.5f) << "row " << r;
-        else EXPECT_EQ(acc[i], 1.5f) << "row " << r << " is outside the range";
+        if (r >= 5 && r < 37) EXPECT_FLOAT_EQ(acc[i], batch[i] + 1.5f) << what << " row " << r;
+        else EXPECT_EQ(acc[i], 1.5f) << what << " row " << r << " is outside the range";
       }
   }
 }
@@ -348,6 +365,8 @@ TEST(CpuKernels, RowInterleavedShapesAreCheckedWithClearErrors) {
   EXPECT_THROW(interleave_rows(DType::Q4_K, a.data(), b.data(), 16, 256), Error);
   EXPECT_EQ(dtype_aos_of(DType::Q8_0_R16), DType::Q8_0);
   EXPECT_EQ(dtype_interleaved_of(DType::Q8_0), DType::Q8_0_R16);
+  EXPECT_EQ(dtype_interleaved_of(DType::Q5_0), DType::Q5_0_R16);
+  EXPECT_EQ(dtype_aos_of(DType::Q5_0_R16), DType::Q5_0);
   EXPECT_EQ(dtype_interleaved_of(DType::Q4_K), DType::Q4_K);
   EXPECT_TRUE(dtype_is_packed(DType::Q8_0_R16) && dtype_is_interleaved(DType::Q8_0_R16) && !dtype_is_soa(DType::Q8_0_R16));
 }
