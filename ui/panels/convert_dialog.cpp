@@ -1,6 +1,5 @@
 #include "ui/panels/convert_dialog.h"
 
-#include <QCheckBox>
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QFileDialog>
@@ -33,7 +32,12 @@ ConvertDialog::ConvertDialog(const QString& source, QWidget* parent) : QDialog(p
   }
   tokenizer_->setEnabled(llama2c);
   tokenizer_->setPlaceholderText(llama2c ? tr("llama2.c tokenizer file (required)") : tr("not needed for this format"));
-  soa_ = new QCheckBox(tr("Repack Q4_K / Q6_K / Q8_0 matrices as SoA (the GPU kernels' layout)"), this);
+  using Layout = ConvertOptions::Layout;
+  layout_ = new QComboBox(this);
+  layout_->addItem(tr("Keep the input's layout"), static_cast<int>(Layout::Keep));
+  layout_->addItem(tr("SoA: Q4_K / Q6_K / Q8_0 split by field (the GPU kernels' layout)"), static_cast<int>(Layout::Soa));
+  layout_->addItem(tr("CPU rows: Q8_0 / Q5_0 rows interleaved by 16 (the CPU kernels' layout)"), static_cast<int>(Layout::CpuRows));
+  layout_->addItem(tr("Plain: GGUF's blocks"), static_cast<int>(Layout::Plain));
   quant_ = new QComboBox(this);
   quant_->addItem(tr("Keep the file's types"), QString());
   for (const char* q : {"Q8_0", "Q4_K", "Q6_K", "F16"}) quant_->addItem(q, QString(q));
@@ -43,7 +47,7 @@ ConvertDialog::ConvertDialog(const QString& source, QWidget* parent) : QDialog(p
   form->addRow(tr("Write to:"), output_);
   form->addRow(tr("Tokenizer:"), tokenizer_);
   form->addRow(tr("Quantize float matrices:"), quant_);
-  form->addRow(QString(), soa_);
+  form->addRow(tr("Matrix layout:"), layout_);
   auto* buttons = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
   buttons->button(QDialogButtonBox::Ok)->setText(tr("Convert"));
   auto* layout = new QVBoxLayout(this);
@@ -58,7 +62,7 @@ QString ConvertDialog::output_path() const { return output_->text(); }
 ConvertOptions ConvertDialog::options() const {
   ConvertOptions o;
   o.tokenizer_path = tokenizer_->text().toStdString();
-  o.layout = soa_->isChecked() ? ConvertOptions::Layout::Soa : ConvertOptions::Layout::Keep;
+  o.layout = static_cast<ConvertOptions::Layout>(layout_->currentData().toInt());
   const QString q = quant_->currentData().toString();
   if (!q.isEmpty()) o.quant = dtype_from_name(q.toStdString());
   return o;

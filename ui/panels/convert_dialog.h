@@ -3,14 +3,13 @@
 
 #include "engine/format/convert.h"
 
-class QCheckBox;
 class QComboBox;
 class QLineEdit;
 
 namespace p64::ui {
 
-// Convert a GGUF, llama2.c checkpoint (+ tokenizer) or HF folder to .p64: output path, SoA
-// repack, optional quantization of float matrices (engine/format/convert.h options).
+// Convert a GGUF, llama2.c checkpoint (+ tokenizer) or HF folder to .p64: output path, matrix
+// layout (keep, plain, SoA, CPU rows), optional quantization of float matrices (engine/format/convert.h options).
 class ConvertDialog : public QDialog {
   Q_OBJECT
  public:
@@ -23,7 +22,7 @@ class ConvertDialog : public QDialog {
   QString source_;
   QLineEdit* output_;
   QLineEdit* tokenizer_;
-  QCheckBox* soa_;
+  QComboBox* layout_;
   QComboBox* quant_;
 };
 
