@@ -4,6 +4,7 @@
 
 #include "engine/format/open_model.h"
 #include "engine/lab/lab_config.h"
+#include "engine/runtime/backend_registry.h"
 
 namespace p64::cli {
 
@@ -31,7 +32,10 @@ void add_decode_options(CLI::App& cmd, DecodeArgs& a) {
 OpenedSession open_session(const DecodeArgs& a) {
   const LabConfig config = LabConfig::from_options(a.backend, a.threads, a.opts);
   OpenedSession o;
-  o.model = open_model_for_decode(a.model, a.tokenizer);
+  // A GGUF / llama2.c / HF input is converted for the backend that will run it.
+  const bool cpu = resolve_backend_name(config.backend) == "cpu";
+  o.model = open_model_for_decode(a.model, a.tokenizer, {},
+                                  cpu ? ConvertOptions::Layout::CpuRows : ConvertOptions::Layout::Keep);
   SessionOptions so;
   so.backend = config.backend;
   so.threads = config.threads;

@@ -37,7 +37,7 @@ std::string make_temp_p64(const std::string& input) {
 }  // namespace
 
 std::shared_ptr<const Model> open_model_for_decode(const std::string& path, const std::string& tokenizer_path,
-                                                   const ProgressFn& progress) {
+                                                   const ProgressFn& progress, ConvertOptions::Layout layout) {
   const std::string kind = detect_model_format(path);
   if (kind == "p64") return open_p64(path, progress);
   if (kind.empty())
@@ -45,6 +45,7 @@ std::shared_ptr<const Model> open_model_for_decode(const std::string& path, cons
   TempFile tmp{make_temp_p64(path)};
   ConvertOptions o;
   o.tokenizer_path = tokenizer_path;
+  o.layout = layout;
   convert_to_p64(path, tmp.path, o, progress);
   return open_p64(tmp.path);
 }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "engine/common/progress.h"
+#include "engine/format/convert.h"
 #include "engine/model/model.h"
 
 namespace p64 {
@@ -11,8 +12,10 @@ namespace p64 {
 // every CRC checked). A GGUF, a llama2.c checkpoint (needs `tokenizer_path`, its llama2.c
 // tokenizer file) or a Hugging Face folder is converted first into a temporary .p64 in the
 // system's temp folder, which is mapped and then unlinked: decode never touches GGUF, and
-// nothing is left behind. Throws FormatError/Error naming the file.
+// nothing is left behind; `layout` is the converted file's matrix layout (a backend's own:
+// CpuRows for the CPU). Throws FormatError/Error naming the file.
 std::shared_ptr<const Model> open_model_for_decode(const std::string& path, const std::string& tokenizer_path = "",
-                                                   const ProgressFn& progress = {});
+                                                   const ProgressFn& progress = {},
+                                                   ConvertOptions::Layout layout = ConvertOptions::Layout::Keep);
 
 }  // namespace p64

@@ -32,7 +32,8 @@ CpuBenchModel parse_cpu_bench_model(const std::string& spec) {
 
 std::string ensure_cpu_bench_model(const std::string& dir, const CpuBenchModel& m, const ProgressFn& progress) {
   fs::create_directories(dir);
-  // "-cpu-rows" files are converted from the plain ones' GGUF; the plain name predates layouts.
+  // Both layouts come from the same synthesized GGUF (seed 1); the plain file keeps the name it
+  // had before layouts existed, so caches made then stay valid.
   const std::string suffix = m.layout == "plain" ? "" : "-" + m.layout;
   const fs::path p64_path = fs::path(dir) / (m.preset + "-" + m.quant + suffix + ".p64");
   if (fs::exists(p64_path)) return p64_path.string();
