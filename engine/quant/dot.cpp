@@ -62,7 +62,7 @@ bool has_int8_kernel(DType t) {
   switch (t) {
     case DType::Q8_0: case DType::Q8_0_SOA: case DType::Q4_0: case DType::Q5_0:
     case DType::Q4_K: case DType::Q4_K_SOA: case DType::Q6_K: case DType::Q6_K_SOA: case DType::Q8_0_R16:
-    case DType::Q5_0_R16:
+    case DType::Q5_0_R16: case DType::Q4_K_R16: case DType::Q6_K_R16:
       return true;
     default:
       return false;

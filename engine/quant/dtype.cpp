@@ -13,7 +13,7 @@ struct Entry {
   DTypeInfo info;
 };
 
-constexpr std::array<Entry, 16> kTypes{{
+constexpr std::array<Entry, 18> kTypes{{
     {DType::F32, {"F32", 1, 4}},
     {DType::F16, {"F16", 1, 2}},
     {DType::BF16, {"BF16", 1, 2}},
@@ -30,6 +30,8 @@ constexpr std::array<Entry, 16> kTypes{{
     {DType::Q6_K_SOA, {"Q6_K_SOA", 256, 210}},
     {DType::Q5_0_R16, {"Q5_0_R16", 32, 22}},
     {DType::Q8_0_R16, {"Q8_0_R16", 32, 34}},
+    {DType::Q4_K_R16, {"Q4_K_R16", 256, 144}},
+    {DType::Q6_K_R16, {"Q6_K_R16", 256, 210}},
 }};
 
 }  // namespace
@@ -76,14 +78,16 @@ DType dtype_interleaved_of(DType aos) {
   switch (aos) {
     case DType::Q8_0: return DType::Q8_0_R16;
     case DType::Q5_0: return DType::Q5_0_R16;
+    case DType::Q4_K: return DType::Q4_K_R16;
+    case DType::Q6_K: return DType::Q6_K_R16;
     default: return aos;
   }
 }
 
 DType dtype_aos_of(DType packed) {
   switch (packed) {
-    case DType::Q4_K_SOA: return DType::Q4_K;
-    case DType::Q6_K_SOA: return DType::Q6_K;
+    case DType::Q4_K_SOA: case DType::Q4_K_R16: return DType::Q4_K;
+    case DType::Q6_K_SOA: case DType::Q6_K_R16: return DType::Q6_K;
     case DType::Q8_0_SOA: case DType::Q8_0_R16: return DType::Q8_0;
     case DType::Q5_0_R16: return DType::Q5_0;
     default: return packed;
@@ -100,10 +104,10 @@ std::string dtype_shape_problem(DType t, int64_t n, int64_t rows) {
     return "row length " + std::to_string(n) + " is not a multiple of the " + name + " block size (" +
            std::to_string(info->block_elems) + ")";
   const int64_t group = dtype_row_group(t);
-  if (group > 1 && (rows % group != 0 || n % (2 * info->block_elems) != 0))
-    return name + " needs a multiple of " + std::to_string(group) + " rows and of " +
-           std::to_string(2 * info->block_elems) + " elements per row (got " + std::to_string(rows) + " rows of " +
-           std::to_string(n) + ")";
+  const int64_t unit = std::max<int64_t>(64, info->block_elems);  // a pair of 32-blocks, or a super-block
+  if (group > 1 && (rows % group != 0 || n % unit != 0))
+    return name + " needs a multiple of " + std::to_string(group) + " rows and of " + std::to_string(unit) +
+           " elements per row (got " + std::to_string(rows) + " rows of " + std::to_string(n) + ")";
   return "";
 }
 

@@ -27,6 +27,8 @@ enum class DType : uint32_t {
   Q6_K_SOA = 114,
   Q5_0_R16 = 206,
   Q8_0_R16 = 208,
+  Q4_K_R16 = 212,
+  Q6_K_R16 = 214,
 };
 
 struct DTypeInfo {
@@ -44,15 +46,16 @@ std::string_view dtype_name(DType t);                          // "?" for unknow
 uint64_t dtype_row_bytes(DType t, uint64_t n);
 bool dtype_is_packed(DType t);       // an SoA or row-interleaved form: rows are not contiguous
 bool dtype_is_soa(DType t);
-bool dtype_is_interleaved(DType t);  // rows interleaved in groups (Q8_0_R16, Q5_0_R16)
+bool dtype_is_interleaved(DType t);  // rows interleaved in groups (Q8_0_R16, Q5_0_R16, Q4_K_R16, Q6_K_R16)
 DType dtype_soa_of(DType aos);       // Q4_K -> Q4_K_SOA; a type without an SoA form maps to itself
-DType dtype_interleaved_of(DType aos);  // Q8_0 -> Q8_0_R16, Q5_0 -> Q5_0_R16; others map to themselves
+DType dtype_interleaved_of(DType aos);  // Q8_0 -> Q8_0_R16 (Q5_0, Q4_K, Q6_K alike); others map to themselves
 DType dtype_aos_of(DType packed);    // inverse of both
 
 // Rows per group of a row-interleaved dtype (1 for every other dtype).
 int64_t dtype_row_group(DType t);
 // Why a tensor of `rows` rows of n elements cannot be stored as `t` ("" when it can): rows
-// must be whole blocks, and a row-interleaved form also needs whole row groups and pairs of blocks.
+// must be whole blocks, and a row-interleaved form also needs whole row groups and whole units
+// (pairs of 32-element blocks; one 256-element super-block).
 std::string dtype_shape_problem(DType t, int64_t n, int64_t rows);
 
 }  // namespace p64

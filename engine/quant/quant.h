@@ -40,7 +40,18 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n);
 //                  holds the low four bits of quant 4k + j of row r: low half for k < 4, high
 //                  half for k >= 4); the value is (quant | fifth bit << 4) - 16, as in Q5_0
 //     [384, 704)   block 2p + 1, likewise
-// The total size equals the AoS size; every unit is 64-byte aligned when the tensor is.
+//   Q4_K_R16: rows in groups of 16, n % 256 == 0; one unit of 2304 bytes per super-block:
+//     [0, 32) d and [32, 64) dmin of the 16 rows (f16); [64, 256) the 12 scale bytes of the
+//     K-quant format, byte k of row r at 64 + 16k + r; then sub-block s (elements 32s ..
+//     32s + 31) at 256 + 256s as Q5_0_R16's nibbles (quant 4k + j of row r at 64 (k % 4) + 4r + j,
+//     low half for k < 4, high half for k >= 4); value = d * sc[s] * q - dmin * m[s]
+//   Q6_K_R16: rows in groups of 16, n % 256 == 0; one unit of 3360 bytes per super-block:
+//     [0, 32) d of the 16 rows; [32, 288) the int8 scale of 16-group g of row r at 32 + 16g + r;
+//     [288, 2336) sub-block s's low four bits at 288 + 256s as Q4_K_R16's nibbles; [2336, 3360)
+//     the high two bits: element 4k + j of sub-block s, row r, at 2336 + 128s + 64 (k / 4) + 4r + j,
+//     bits 2 (k % 4) and 2 (k % 4) + 1; value = d * sc[g] * (q - 32)
+// The total size equals the AoS size; units are 64-byte aligned (Q6_K_R16: every other one)
+// when the tensor is.
 void interleave_rows(DType aos_type, const void* src, void* dst, int64_t rows, int64_t n);
 void deinterleave_rows(DType aos_type, const void* src, void* dst, int64_t rows, int64_t n);
 // Row `row` of a row-interleaved tensor (rows of n elements) as AoS blocks in dst.

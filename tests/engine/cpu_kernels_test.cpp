@@ -260,12 +260,52 @@ TEST(CpuKernels, ATokenGetsTheSameBitsInABatchAsAlone) {
 }
 
 // The row-interleaved forms written from the layout comment in quant.h, independently of
-// interleave_rows: Q8_0_R16 (units of 1088 bytes) and Q5_0_R16 (704).
+// interleave_rows: Q8_0_R16 (units of 1088 bytes), Q5_0_R16 (704), Q4_K_R16 (2304), Q6_K_R16 (3360).
 std::vector<uint8_t> to_r16(DType aos_type, const std::vector<uint8_t>& aos, int64_t rows, int64_t n) {
+  std::vector<uint8_t> dst(aos.size());
+  // Quant 4k + j (of a run of 32) of row `lane` at 64 (k % 4) + 4 lane + j: low nibble for k < 4.
+  auto put_nibble = [](uint8_t* run, size_t i, size_t lane, int q) {
+    run[64 * (i / 4 % 4) + 4 * lane + i % 4] |= static_cast<uint8_t>(i / 4 < 4 ? q : q << 4);
+  };
+  if (aos_type == DType::Q6_K) {
+    const int64_t nsb = n / 256;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t sb = 0; sb < nsb; ++sb) {
+        const uint8_t* block = &aos[static_cast<size_t>(r * nsb + sb) * 210];
+        uint8_t* unit = &dst[static_cast<size_t>((r / 16) * nsb + sb) * 3360];
+        const size_t lane = static_cast<size_t>(r % 16);
+        std::memcpy(unit + 2 * lane, block + 208, 2);
+        for (size_t g = 0; g < 16; ++g) unit[32 + 16 * g + lane] = block[192 + g];
+        for (size_t e = 0; e < 256; ++e) {  // GGML's Q6_K element order
+          const size_t h = e / 128, k = e % 128 / 32, l = e % 32;
+          const int q = ((block[64 * h + l + 32 * (k & 1)] >> (4 * (k / 2))) & 0xF) | (((block[128 + 32 * h + l] >> (2 * k)) & 3) << 4);
+          const size_t i = e % 32;
+          put_nibble(unit + 288 + 256 * (e / 32), i, lane, q & 0xF);
+          unit[2336 + 128 * (e / 32) + 64 * (i / 4 / 4) + 4 * lane + i % 4] |= static_cast<uint8_t>((q >> 4) << (2 * (i / 4 % 4)));
+        }
+      }
+    return dst;
+  }
+  if (aos_type == DType::Q4_K) {
+    const int64_t nsb = n / 256;
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t sb = 0; sb < nsb; ++sb) {
+        const uint8_t* block = &aos[static_cast<size_t>(r * nsb + sb) * 144];
+        uint8_t* unit = &dst[static_cast<size_t>((r / 16) * nsb + sb) * 2304];
+        const size_t lane = static_cast<size_t>(r % 16);
+        std::memcpy(unit + 2 * lane, block, 2);
+        std::memcpy(unit + 32 + 2 * lane, block + 2, 2);
+        for (size_t k = 0; k < 12; ++k) unit[64 + 16 * k + lane] = block[4 + k];
+        for (size_t e = 0; e < 256; ++e) {
+          const uint8_t q = block[16 + 32 * (e / 64) + e % 32];
+          put_nibble(unit + 256 + 256 * (e / 32), e % 32, lane, (e / 32) % 2 == 0 ? (q & 0xF) : (q >> 4));
+        }
+      }
+    return dst;
+  }
   const int64_t nb = n / 32;
   const bool q8 = aos_type == DType::Q8_0;
   const size_t block_bytes = q8 ? 34 : 22, unit_bytes = q8 ? 1088 : 704, half_bytes = (unit_bytes - 64) / 2;
-  std::vector<uint8_t> dst(aos.size());
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t b = 0; b < nb; ++b) {
       const uint8_t* block = &aos[static_cast<size_t>(r * nb + b) * block_bytes];
@@ -279,10 +319,9 @@ std::vector<uint8_t> to_r16(DType aos_type, const std::vector<uint8_t>& aos, int
           dst[half + 64 * (i / 4) + 4 * lane + i % 4] = static_cast<uint8_t>(block[2 + i] + 128);
           continue;
         }
-        const size_t k = i / 4, bit = 4 * lane + i % 4;
-        if ((qh >> i) & 1u) dst[half + 8 * k + bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
-        const int low4 = i < 16 ? (block[6 + i] & 0xF) : (block[6 + i - 16] >> 4);
-        dst[half + 64 + 64 * (k % 4) + 4 * lane + i % 4] |= static_cast<uint8_t>(k < 4 ? low4 : low4 << 4);
+        const size_t bit = 4 * lane + i % 4;
+        if ((qh >> i) & 1u) dst[half + 8 * (i / 4) + bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
+        put_nibble(&dst[half + 64], i, lane, i < 16 ? (block[6 + i] & 0xF) : (block[6 + i - 16] >> 4));
       }
     }
   return dst;
@@ -290,8 +329,10 @@ std::vector<uint8_t> to_r16(DType aos_type, const std::vector<uint8_t>& aos, int
 
 TEST(CpuKernels, RowInterleavedBlocks) {
   std::mt19937 rng(21);
-  for (DType aos_type : {DType::Q8_0, DType::Q5_0})
-  for (int64_t n : {128, 960}) {
+  const struct { DType aos_type; int64_t n; } cases[] = {
+      {DType::Q8_0, 128}, {DType::Q8_0, 960}, {DType::Q5_0, 128}, {DType::Q5_0, 960}, {DType::Q4_K, 256}, {DType::Q4_K, 768},
+      {DType::Q6_K, 256}, {DType::Q6_K, 768}};
+  for (const auto& [aos_type, n] : cases) {
     const DType packed_type = dtype_interleaved_of(aos_type);
     const std::string what = std::string(dtype_name(packed_type)) + " n=" + std::to_string(n);
     const int64_t rows = 48;
@@ -362,12 +403,15 @@ TEST(CpuKernels, RowInterleavedShapesAreCheckedWithClearErrors) {
   EXPECT_NE(dtype_shape_problem(DType::Q8_0, 100, 1).find("block size"), std::string::npos);
   std::vector<uint8_t> a(40 * 2 * 34), b(a.size());
   EXPECT_THROW(interleave_rows(DType::Q8_0, a.data(), b.data(), 40, 64), Error);
-  EXPECT_THROW(interleave_rows(DType::Q4_K, a.data(), b.data(), 16, 256), Error);
+  EXPECT_THROW(interleave_rows(DType::Q4_0, a.data(), b.data(), 16, 64), Error);
   EXPECT_EQ(dtype_aos_of(DType::Q8_0_R16), DType::Q8_0);
   EXPECT_EQ(dtype_interleaved_of(DType::Q8_0), DType::Q8_0_R16);
   EXPECT_EQ(dtype_interleaved_of(DType::Q5_0), DType::Q5_0_R16);
   EXPECT_EQ(dtype_aos_of(DType::Q5_0_R16), DType::Q5_0);
-  EXPECT_EQ(dtype_interleaved_of(DType::Q4_K), DType::Q4_K);
+  EXPECT_EQ(dtype_interleaved_of(DType::Q4_K), DType::Q4_K_R16);
+  EXPECT_NE(dtype_shape_problem(DType::Q4_K_R16, 256, 8).find("multiple of 16 rows"), std::string::npos);
+  EXPECT_EQ(dtype_interleaved_of(DType::Q6_K), DType::Q6_K_R16);
+  EXPECT_EQ(dtype_interleaved_of(DType::Q4_0), DType::Q4_0);
   EXPECT_TRUE(dtype_is_packed(DType::Q8_0_R16) && dtype_is_interleaved(DType::Q8_0_R16) && !dtype_is_soa(DType::Q8_0_R16));
 }
 

@@ -205,7 +205,8 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, ForwardReference,
                                            Case{DType::Q8_0, true, false, 6e-2}, Case{DType::Q4_K, false, false, 1e-5},
                                            Case{DType::Q4_K, true, false, 6e-2}, Case{DType::Q6_K, true, false, 6e-2},
                                            Case{DType::Q5_0, true, false, 6e-2}, Case{DType::Q8_0_R16, false, false, 1e-5},
-                                           Case{DType::Q8_0_R16, true, false, 6e-2}, Case{DType::Q5_0_R16, true, false, 6e-2}));
+                                           Case{DType::Q8_0_R16, true, false, 6e-2}, Case{DType::Q5_0_R16, true, false, 6e-2},
+                                           Case{DType::Q4_K_R16, true, false, 6e-2}, Case{DType::Q6_K_R16, true, false, 6e-2}));
 
 }  // namespace
 }  // namespace p64
