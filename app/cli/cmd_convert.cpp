@@ -64,7 +64,7 @@ const CommandRegistration reg(10, [](CLI::App& root) {
   // Without a layout flag, packed inputs (SoA, row-interleaved) keep their form.
   auto* soa = c->add_flag("--soa", a->soa, "store Q4_K, Q6_K and Q8_0 matrices in their SoA forms (the GPU backends' layout)");
   auto* cpu_rows = c->add_flag("--cpu-rows", a->cpu_rows,
-                               "store Q8_0 matrices as Q8_0_R16, 16 rows interleaved (the CPU backend's fast layout; "
+                               "store Q8_0, Q5_0, Q4_K and Q6_K matrices 16 rows interleaved (Q8_0_R16 ...; the CPU backend's fast layout; "
                                "matrices whose rows are not whole groups stay Q8_0)");
   auto* plain = c->add_flag("--plain", a->plain, "store every matrix in its plain GGUF block form (undo --soa / --cpu-rows)");
   soa->excludes(cpu_rows)->excludes(plain);

@@ -12,8 +12,9 @@ struct ConvertOptions {
   std::string tokenizer_path;  // llama2.c tokenizer file (required for .bin checkpoints)
   // How block matrices are stored. Keep: as in the input (packed inputs stay packed unless
   // requantized to a type without that form). Plain: AoS, as GGUF has them. Soa: Q4_K / Q6_K /
-  // Q8_0 in their SoA forms (what the GPU backends read coalesced). CpuRows: Q8_0 matrices with
-  // whole groups of 16 rows and pairs of blocks as Q8_0_R16 (what the CPU's AVX-512 kernel reads).
+  // Q8_0 in their SoA forms (what the GPU backends read coalesced). CpuRows: Q8_0, Q5_0, Q4_K
+  // and Q6_K matrices of whole row groups and units as their row-interleaved forms (Q8_0_R16 ...,
+  // what the CPU's AVX-512 kernel reads).
   enum class Layout { Keep, Plain, Soa, CpuRows };
   Layout layout = Layout::Keep;
   // Quantize float (F32/F16/BF16) matrices to this type; norms stay F32 and already

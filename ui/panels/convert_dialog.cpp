@@ -36,7 +36,7 @@ ConvertDialog::ConvertDialog(const QString& source, QWidget* parent) : QDialog(p
   layout_ = new QComboBox(this);
   layout_->addItem(tr("Keep the input's layout"), static_cast<int>(Layout::Keep));
   layout_->addItem(tr("SoA: Q4_K / Q6_K / Q8_0 split by field (the GPU kernels' layout)"), static_cast<int>(Layout::Soa));
-  layout_->addItem(tr("CPU rows: Q8_0 / Q5_0 rows interleaved by 16 (the CPU kernels' layout)"), static_cast<int>(Layout::CpuRows));
+  layout_->addItem(tr("CPU rows: Q8_0 / Q5_0 / Q4_K / Q6_K rows interleaved by 16 (the CPU kernels' layout)"), static_cast<int>(Layout::CpuRows));
   layout_->addItem(tr("Plain: GGUF's blocks"), static_cast<int>(Layout::Plain));
   quant_ = new QComboBox(this);
   quant_->addItem(tr("Keep the file's types"), QString());
