@@ -1,4 +1,11 @@
 // AVX-512 (VL + VNNI) kernels: vpdpbusd does the u8 x s8 dot of a block in one instruction.
+// GCC 12's AVX-512 intrinsics (reductions, permutes, inserts) start from _mm*_undefined_*()
+// values, which its own -Wmaybe-uninitialized then reports once per template instance.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #define P64_DOT_VNNI 1
 #define P64_DOT_NS avx512
 #include "engine/quant/dot_x86.h"
@@ -16,3 +23,7 @@ void quantize_acts_avx512(const float* x, int64_t n, int8_t* q8, float* d8, floa
   avx512::quantize_acts(x, n, q8, d8, xs16);
 }
 }  // namespace p64::dot
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif

@@ -20,14 +20,6 @@
 
 #include "engine/quant/dot.h"
 
-// GCC 12's AVX-512 intrinsics (reductions, permutes, inserts) start from _mm*_undefined_*()
-// values, which its own -Wmaybe-uninitialized then reports once per template instance.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 namespace p64::dot::avx512 {
 namespace blocked {
 
@@ -365,7 +357,3 @@ inline bool matmul_blocked(const WeightMatrix& w, const ActBatch& x, int64_t r0,
 }
 
 }  // namespace p64::dot::avx512
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif

@@ -24,14 +24,6 @@
 
 #include "engine/quant/dot.h"
 
-// GCC 12's AVX-512 intrinsics start from _mm*_undefined_*() values, which its own
-// -Wmaybe-uninitialized then reports once per template instance.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 namespace p64::dot::avx512 {
 namespace interleaved {
 
@@ -52,23 +44,23 @@ inline __m512 u8x16(__m128i bytes) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_ep
 // integer zero point; kMins: a float term per part, min(...) times the activation's sum.
 // scale(unit, j, p): the 16 rows' factor for part p of block j; granule(unit, j, k): quants
 // 4k .. 4k + 3 of block j for the 16 rows, as u8.
-struct Q8_0Form {
-  static constexpr size_t kUnitBytes = 1088;
+// The legacy blocks: units of two 32-blocks, one f16 scale per block and row.
+struct PairForm {
   static constexpr int kBlocks = 2, kParts = 1;
-  static constexpr int32_t kZero = 128;
   static constexpr bool kMins = false;
   static __m512 scale(const uint8_t* unit, int j, int) { return f16x16(unit + 32 * j); }
   static __m512 min(const uint8_t*, int, int, __m512) { return _mm512_setzero_ps(); }
+};
+
+struct Q8_0Form : PairForm {
+  static constexpr size_t kUnitBytes = 1088;
+  static constexpr int32_t kZero = 128;
   static __m512i granule(const uint8_t* unit, int j, int k) { return _mm512_loadu_si512(unit + 64 + 512 * j + 64 * k); }
 };
 
-struct Q5_0Form {
+struct Q5_0Form : PairForm {
   static constexpr size_t kUnitBytes = 704;
-  static constexpr int kBlocks = 2, kParts = 1;
   static constexpr int32_t kZero = 16;
-  static constexpr bool kMins = false;
-  static __m512 scale(const uint8_t* unit, int j, int) { return f16x16(unit + 32 * j); }
-  static __m512 min(const uint8_t*, int, int, __m512) { return _mm512_setzero_ps(); }
   static __m512i granule(const uint8_t* unit, int j, int k) {
     const uint8_t* half = unit + 64 + 320 * j;
     const __m512i low4 = nibble_granule(half + 64, k);
@@ -285,7 +277,3 @@ inline bool run(const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1
 
 }  // namespace interleaved
 }  // namespace p64::dot::avx512
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif

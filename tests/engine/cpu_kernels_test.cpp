@@ -102,6 +102,17 @@ std::vector<float> run(Isa isa, const dot::WeightMatrix& w, const dot::ActBatch&
   return out;
 }
 
+// Token `tok` of a batch as a batch of its own.
+dot::ActBatch token_of(const dot::ActBatch& x, int tok) {
+  dot::ActBatch one = x;
+  one.ntok = 1;
+  one.f32 += tok * x.ld_f32;
+  one.q8 += tok * x.n;
+  one.d8 += tok * (x.n / 32);
+  one.xs16 += tok * (x.n / 16);
+  return one;
+}
+
 std::vector<Isa> simd_isas() {
   std::vector<Isa> v;
   for (Isa i : {Isa::Avx2, Isa::Avx512})
@@ -244,13 +255,7 @@ TEST(CpuKernels, ATokenGetsTheSameBitsInABatchAsAlone) {
     for (Isa isa : simd_isas()) {
       const std::vector<float> batch = run(isa, w, x.view, true);
       for (int tok = 0; tok < 7; ++tok) {
-        dot::ActBatch one = x.view;
-        one.ntok = 1;
-        one.f32 += tok * n;
-        one.q8 += tok * n;
-        one.d8 += tok * (n / 32);
-        one.xs16 += tok * (n / 16);
-        const std::vector<float> alone = run(isa, w, one, true);
+        const std::vector<float> alone = run(isa, w, token_of(x.view, tok), true);
         for (int64_t r = 0; r < rows; ++r)
           EXPECT_EQ(alone[static_cast<size_t>(r)], batch[static_cast<size_t>(tok * rows + r)])
               << dtype_name(t) << " " << dot::isa_name(isa) << " token " << tok << " row " << r;
@@ -267,38 +272,34 @@ std::vector<uint8_t> to_r16(DType aos_type, const std::vector<uint8_t>& aos, int
   auto put_nibble = [](uint8_t* run, size_t i, size_t lane, int q) {
     run[64 * (i / 4 % 4) + 4 * lane + i % 4] |= static_cast<uint8_t>(i / 4 < 4 ? q : q << 4);
   };
-  if (aos_type == DType::Q6_K) {
+  if (aos_type == DType::Q4_K || aos_type == DType::Q6_K) {  // one unit per super-block
+    const bool q4 = aos_type == DType::Q4_K;
+    const size_t block_bytes = q4 ? 144 : 210, unit_bytes = q4 ? 2304 : 3360;
     const int64_t nsb = n / 256;
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t sb = 0; sb < nsb; ++sb) {
-        const uint8_t* block = &aos[static_cast<size_t>(r * nsb + sb) * 210];
-        uint8_t* unit = &dst[static_cast<size_t>((r / 16) * nsb + sb) * 3360];
+        const uint8_t* block = &aos[static_cast<size_t>(r * nsb + sb) * block_bytes];
+        uint8_t* unit = &dst[static_cast<size_t>((r / 16) * nsb + sb) * unit_bytes];
         const size_t lane = static_cast<size_t>(r % 16);
-        std::memcpy(unit + 2 * lane, block + 208, 2);
-        for (size_t g = 0; g < 16; ++g) unit[32 + 16 * g + lane] = block[192 + g];
-        for (size_t e = 0; e < 256; ++e) {  // GGML's Q6_K element order
-          const size_t h = e / 128, k = e % 128 / 32, l = e % 32;
-          const int q = ((block[64 * h + l + 32 * (k & 1)] >> (4 * (k / 2))) & 0xF) | (((block[128 + 32 * h + l] >> (2 * k)) & 3) << 4);
-          const size_t i = e % 32;
-          put_nibble(unit + 288 + 256 * (e / 32), i, lane, q & 0xF);
-          unit[2336 + 128 * (e / 32) + 64 * (i / 4 / 4) + 4 * lane + i % 4] |= static_cast<uint8_t>((q >> 4) << (2 * (i / 4 % 4)));
+        if (q4) {
+          std::memcpy(unit + 2 * lane, block, 2);
+          std::memcpy(unit + 32 + 2 * lane, block + 2, 2);
+          for (size_t k = 0; k < 12; ++k) unit[64 + 16 * k + lane] = block[4 + k];
+        } else {
+          std::memcpy(unit + 2 * lane, block + 208, 2);
+          for (size_t g = 0; g < 16; ++g) unit[32 + 16 * g + lane] = block[192 + g];
         }
-      }
-    return dst;
-  }
-  if (aos_type == DType::Q4_K) {
-    const int64_t nsb = n / 256;
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t sb = 0; sb < nsb; ++sb) {
-        const uint8_t* block = &aos[static_cast<size_t>(r * nsb + sb) * 144];
-        uint8_t* unit = &dst[static_cast<size_t>((r / 16) * nsb + sb) * 2304];
-        const size_t lane = static_cast<size_t>(r % 16);
-        std::memcpy(unit + 2 * lane, block, 2);
-        std::memcpy(unit + 32 + 2 * lane, block + 2, 2);
-        for (size_t k = 0; k < 12; ++k) unit[64 + 16 * k + lane] = block[4 + k];
         for (size_t e = 0; e < 256; ++e) {
-          const uint8_t q = block[16 + 32 * (e / 64) + e % 32];
-          put_nibble(unit + 256 + 256 * (e / 32), e % 32, lane, (e / 32) % 2 == 0 ? (q & 0xF) : (q >> 4));
+          const size_t i = e % 32;
+          if (q4) {
+            const uint8_t q = block[16 + 32 * (e / 64) + i];
+            put_nibble(unit + 256 + 256 * (e / 32), i, lane, (e / 32) % 2 == 0 ? (q & 0xF) : (q >> 4));
+            continue;
+          }
+          const size_t h = e / 128, k = e % 128 / 32;  // GGML's Q6_K element order
+          const int q = ((block[64 * h + i + 32 * (k & 1)] >> (4 * (k / 2))) & 0xF) | (((block[128 + 32 * h + i] >> (2 * k)) & 3) << 4);
+          put_nibble(unit + 288 + 256 * (e / 32), i, lane, q & 0xF);
+          unit[2336 + 128 * (e / 32) + 64 * (i / 16) + 4 * lane + i % 4] |= static_cast<uint8_t>((q >> 4) << (2 * (i / 4 % 4)));
         }
       }
     return dst;
@@ -375,13 +376,7 @@ TEST(CpuKernels, RowInterleavedBlocks) {
     Batch x = make_batch(n, 6, rng, Isa::Scalar);
     const std::vector<float> batch = run(Isa::Avx512, w, x.view, true);
     for (int tok = 0; tok < 6; ++tok) {
-      dot::ActBatch one = x.view;
-      one.ntok = 1;
-      one.f32 += tok * n;
-      one.q8 += tok * n;
-      one.d8 += tok * (n / 32);
-      one.xs16 += tok * (n / 16);
-      const std::vector<float> alone = run(Isa::Avx512, w, one, true);
+      const std::vector<float> alone = run(Isa::Avx512, w, token_of(x.view, tok), true);
       for (int64_t r = 0; r < rows; ++r)
         ASSERT_EQ(alone[static_cast<size_t>(r)], batch[static_cast<size_t>(tok * rows + r)]) << what << " token " << tok << " row " << r;
     }

@@ -23,6 +23,15 @@ namespace {
 
 std::string model(const char* name) { return test::shared_model(name).string(); }
 
+SourceModel source_of(const test::TinyModel& tiny) {
+  SourceModel src;
+  src.kind = "memory";
+  src.hparams = tiny.image.hparams;
+  src.vocab = tiny.image.vocab;
+  src.tensors = tiny.image.tensors;
+  return src;
+}
+
 void expect_same_tensor(const Model& a, const Model& b, const std::string& name) {
   const TensorView* x = a.find(name);
   const TensorView* y = b.find(name);
@@ -94,11 +103,7 @@ TEST(P64Convert, LlamaTinyRandomConvertsAndVerifies) {
 TEST(P64Convert, QuantizeAndSoaRepack) {
   // A model whose rows are 256 wide (Q4_K blocks) except attn_output (32 wide: falls back).
   test::TinyModel tiny = test::tiny_image(5, 2, 256, 256);
-  SourceModel src;
-  src.kind = "memory";
-  src.hparams = tiny.image.hparams;
-  src.vocab = tiny.image.vocab;
-  src.tensors = tiny.image.tensors;
+  const SourceModel src = source_of(tiny);
   ConvertOptions o;
   o.quant = DType::Q4_K;
   o.layout = ConvertOptions::Layout::Soa;
@@ -141,11 +146,7 @@ TEST(P64Convert, QuantizeAndSoaRepack) {
 // undoes it byte for byte; the CPU backend computes the same logits from either file.
 TEST(P64Convert, CpuRowsLayout) {
   test::TinyModel tiny = test::tiny_image(5, 2, 256, 256);
-  SourceModel src;
-  src.kind = "memory";
-  src.hparams = tiny.image.hparams;
-  src.vocab = tiny.image.vocab;
-  src.tensors = tiny.image.tensors;
+  const SourceModel src = source_of(tiny);
   test::TempDir dir;
   auto write = [&](const SourceModel& from, ConvertOptions::Layout layout, const std::string& name) {
     ConvertOptions o;
@@ -221,10 +222,7 @@ TEST(P64Convert, RowInterleavedTensorOfPartialGroupsIsRefused) {
 // consistent, as a buggy writer would) fails to open, naming the tensor and the shape.
 TEST(P64Convert, ReaderRefusesARowInterleavedTensorOfTheWrongShape) {
   test::TinyModel tiny = test::tiny_image(5, 1, 64, 64);
-  SourceModel src;
-  src.hparams = tiny.image.hparams;
-  src.vocab = tiny.image.vocab;
-  src.tensors = tiny.image.tensors;
+  const SourceModel src = source_of(tiny);
   ConvertOptions o;
   o.quant = DType::Q8_0;
   test::TempDir dir;
