@@ -86,8 +86,9 @@ const CommandRegistration reg(49, [](CLI::App& root) {
       "bench-cpu", "CPU decode/prefill tok/s and effective GB/s on synthetic SmolLM2-360M / Llama-3.2-1B models");
   c->add_option("--dir", a->dir, "Folder for the synthesized .p64 models (made once, then reused)")->capture_default_str();
   c->add_option("--synth", a->models,
-                "PRESET:QUANT[:LAYOUT] to run instead of the default three (repeatable); LAYOUT is cpu-rows (default: "
-                "Q8_0, Q5_0, Q4_K and Q6_K matrices 16 rows interleaved, p64 convert --cpu-rows) or plain (GGUF's blocks)");
+                "PRESET:QUANT[:LAYOUT] to run instead of the default three (repeatable); LAYOUT is cpu-rows (Q8_0, Q5_0, "
+                "Q4_K and Q6_K matrices 16 rows interleaved, p64 convert --cpu-rows; the default on AVX-512 CPUs) or "
+                "plain (GGUF's blocks; the default elsewhere)");
   c->add_option("--threads", a->params.threads, "CPU threads")->capture_default_str()->check(CLI::Range(1u, 1024u));
   c->add_option("--rounds", a->params.rounds, "Measured rounds")->capture_default_str()->check(CLI::Range(1, 1000));
   c->add_option("--warmup", a->params.warmup_rounds, "Warm-up rounds (reported apart)")

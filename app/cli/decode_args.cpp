@@ -1,9 +1,12 @@
 #include "app/cli/decode_args.h"
 
+#include <cstdio>
+
 #include <CLI/CLI.hpp>
 
 #include "engine/format/open_model.h"
 #include "engine/lab/lab_config.h"
+#include "engine/quant/dot.h"
 #include "engine/runtime/backend_registry.h"
 
 namespace p64::cli {
@@ -32,10 +35,21 @@ void add_decode_options(CLI::App& cmd, DecodeArgs& a) {
 OpenedSession open_session(const DecodeArgs& a) {
   const LabConfig config = LabConfig::from_options(a.backend, a.threads, a.opts);
   OpenedSession o;
-  // A GGUF / llama2.c / HF input is converted for the backend that will run it.
-  const bool cpu = resolve_backend_name(config.backend) == "cpu";
+  // A GGUF / llama2.c / HF input is converted for the backend that will run it; a .p64 in plain
+  // blocks gets a hint when the CPU would read it faster row-interleaved.
+  const bool cpu_rows = resolve_backend_name(config.backend) == "cpu" && dot::has_interleaved_kernels();
   o.model = open_model_for_decode(a.model, a.tokenizer, {},
-                                  cpu ? ConvertOptions::Layout::CpuRows : ConvertOptions::Layout::Keep);
+                                  cpu_rows ? ConvertOptions::Layout::CpuRows : ConvertOptions::Layout::Keep);
+  if (cpu_rows) {
+    int plain = 0;
+    for (const TensorView& t : o.model->tensors()) {
+      const DType rows_form = dtype_interleaved_of(t.dtype);
+      plain += rows_form != t.dtype && dtype_shape_problem(rows_form, t.row_length(), t.rows()).empty();
+    }
+    if (plain > 0)
+      std::fprintf(stderr, "note: %s has %d matrices in plain blocks; `p64 convert %s OUT.p64 --cpu-rows` lays them out "
+                   "for this CPU's faster kernels\n", a.model.c_str(), plain, a.model.c_str());
+  }
   SessionOptions so;
   so.backend = config.backend;
   so.threads = config.threads;

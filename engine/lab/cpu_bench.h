@@ -11,10 +11,13 @@
 
 namespace p64 {
 
+// "cpu-rows" where this CPU has the row-interleaved kernels, else "plain".
+std::string default_cpu_bench_layout();
+
 struct CpuBenchModel {
   std::string preset;  // synth preset, e.g. "smollm2-360m"
   std::string quant;   // "Q8_0", "Q4_K_M", "F16"
-  std::string layout = "cpu-rows";  // "cpu-rows" (p64 convert --cpu-rows) or "plain" (GGUF's blocks)
+  std::string layout = default_cpu_bench_layout();  // "cpu-rows" (p64 convert --cpu-rows) or "plain" (GGUF's blocks)
   std::string label() const { return preset + " " + quant + " " + layout; }
 };
 

@@ -69,6 +69,8 @@ bool has_int8_kernel(DType t) {
   }
 }
 
+bool has_interleaved_kernels() { return best_isa() == Isa::Avx512; }
+
 bool supported(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16 || has_int8_kernel(t); }
 
 RowFields row_fields(const WeightMatrix& w, int64_t r) {

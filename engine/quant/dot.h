@@ -48,6 +48,9 @@ struct WeightMatrix {
 bool has_int8_kernel(DType t);
 // True when matmul() handles the dtype at all (F32, F16, BF16 and every type above).
 bool supported(DType t);
+// True when this CPU runs the row-interleaved kernels (AVX-512 VNNI). Elsewhere the
+// row-interleaved forms are read through a per-row gather, slower than their plain blocks.
+bool has_interleaved_kernels();
 
 // out[t * ldo + r] (+)= dot(row r, activation t) for r in [r0, r1), t in [0, x.ntok).
 // int8 = use x.q8 (the dtype must have an int8 kernel); otherwise x.f32 against the weights

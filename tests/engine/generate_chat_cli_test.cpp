@@ -4,6 +4,7 @@
 #include <regex>
 
 #include "decode_test_models.h"
+#include "engine/quant/dot.h"
 
 using namespace p64;
 
@@ -34,6 +35,24 @@ TEST(GenerateCli, Stories260KFromTheLlama2cCheckpointDirectly) {
                                        " --backend cpu --temp 0 --tokens 256");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, test::stories260k_reference_text() + "\n");
+}
+
+// The trained stories260K weights quantized to Q8_0: the plain file and its --cpu-rows form give
+// the same greedy text on the CPU, and only the plain one gets the hint to convert.
+TEST(GenerateCli, CpuRowsFileGeneratesTheSameTextAndPlainOneGetsAHint) {
+  const std::string plain = (test::decode_models_dir() / "stories260K-q8_0.p64").string();
+  const std::string rows = (test::decode_models_dir() / "stories260K-q8_0-cpu-rows.p64").string();
+  ASSERT_EQ(test::run_p64("convert -q " + test::stories260k_p64() + " " + plain + " --quant Q8_0").status, 0);
+  ASSERT_EQ(test::run_p64("convert -q " + plain + " " + rows + " --cpu-rows").status, 0);
+  const std::string args = " --backend cpu --temp 0 --tokens 64 --prompt \"Once upon a time\"";
+  const test::CliRun a = test::run_p64("generate --model " + plain + args);
+  const test::CliRun b = test::run_p64("generate --model " + rows + args);
+  ASSERT_EQ(a.status, 0) << a.err;
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_GT(a.out.size(), std::string("Once upon a time\n").size());
+  EXPECT_EQ(a.err.find("--cpu-rows") != std::string::npos, dot::has_interleaved_kernels()) << a.err;
+  EXPECT_EQ(b.err.find("--cpu-rows"), std::string::npos) << b.err;
 }
 
 TEST(GenerateCli, PromptIsEchoedAndContinued) {
