@@ -409,11 +409,12 @@ void CudaBackend::release() noexcept {
   model_.reset();
 }
 
-DevMatrix CudaBackend::upload_matrix(const TensorView& t, uint8_t*& cursor) {
+DevMatrix CudaBackend::upload_matrix(const TensorView& stored, uint8_t*& cursor) {
+  std::vector<uint8_t> plain;  // a CPU-layout (row-interleaved) matrix goes up as its plain blocks
+  const TensorView t = plain_blocks(stored, plain);
   if (!supported_dtype(t.dtype))
     throw Error("CUDA backend: " + model_->source() + ": tensor " + t.name + " has dtype " +
-                std::string(dtype_name(t.dtype)) + ", which the CUDA kernels do not read" +
-                (dtype_is_interleaved(t.dtype) ? " (a CPU layout: p64 convert --soa or --plain makes a GPU file)" : ""));
+                std::string(dtype_name(t.dtype)) + ", which the CUDA kernels do not read");
   const auto info = dtype_info(t.dtype);
   const int64_t n = t.row_length();
   if (!info || n % info->block_elems != 0)
@@ -423,7 +424,7 @@ DevMatrix CudaBackend::upload_matrix(const TensorView& t, uint8_t*& cursor) {
   if (t.bytes < expect)
     throw Error("CUDA backend: tensor " + t.name + " holds " + std::to_string(t.bytes) + " bytes, its shape needs " +
                 std::to_string(expect));
-  // Straight from the mapped file to the device: no host copy is made.
+  // Straight from the mapped file to the device: no host copy is made (but for a CPU layout).
   P64_CUDA_CHECK(cudaMemcpy(cursor, t.data, expect, cudaMemcpyHostToDevice));
   DevMatrix m;
   m.d = cursor;

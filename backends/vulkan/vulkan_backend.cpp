@@ -228,14 +228,18 @@ vk::Buffer VulkanBackend::upload_f32_vector(const TensorView& t, const std::stri
   return b;
 }
 
-DeviceMatrix VulkanBackend::upload_matrix(vk::Buffer& dst, const TensorView& a, const TensorView* b,
+DeviceMatrix VulkanBackend::upload_matrix(vk::Buffer& dst, const TensorView& stored_a, const TensorView* stored_b,
                                           const std::string& what) {
+  // A CPU-layout (row-interleaved) matrix goes up as its plain blocks.
+  std::vector<uint8_t> plain_a, plain_b;
+  const TensorView a = plain_blocks(stored_a, plain_a);
+  const TensorView plain_view_b = stored_b ? plain_blocks(*stored_b, plain_b) : TensorView{};
+  const TensorView* b = stored_b ? &plain_view_b : nullptr;
   for (const TensorView* t : {&a, b}) {
     if (!t) continue;
     if (!dtype_suffix(t->dtype))
       throw Error(model_->source() + ": tensor '" + t->name + "' has dtype " + std::string(dtype_name(t->dtype)) +
-                  "; the Vulkan backend reads F32, F16, BF16, Q8_0, Q5_0, Q4_K, Q6_K and their SoA forms" +
-                  (dtype_is_interleaved(t->dtype) ? " (convert this CPU layout with p64 convert --soa or --plain)" : ""));
+                  "; the Vulkan backend reads F32, F16, BF16, Q8_0, Q5_0, Q4_K, Q6_K, their SoA and CPU forms");
     if (t->row_length() % unit_elems(t->dtype) != 0)
       throw Error(model_->source() + ": tensor '" + t->name + "' has rows of " + std::to_string(t->row_length()) +
                   " elements, not a multiple of " + std::to_string(unit_elems(t->dtype)));

@@ -1,6 +1,7 @@
 #include "engine/model/model.h"
 
 #include "engine/common/error.h"
+#include "engine/quant/quant.h"
 
 namespace p64 {
 namespace {
@@ -75,6 +76,16 @@ uint64_t Model::weight_bytes() const {
     for (const TensorView* t : {l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.ffn_norm, l.w_gate, l.w_up, l.w_down})
       total += t->bytes;
   return total;
+}
+
+TensorView plain_blocks(const TensorView& t, std::vector<uint8_t>& storage) {
+  if (!dtype_is_interleaved(t.dtype)) return t;
+  TensorView v = t;
+  v.dtype = dtype_aos_of(t.dtype);
+  storage.resize(static_cast<size_t>(t.bytes));
+  deinterleave_rows(v.dtype, t.data, storage.data(), t.rows(), t.row_length());
+  v.data = storage.data();
+  return v;
 }
 
 }  // namespace p64

@@ -28,6 +28,11 @@ struct TensorView {
   int64_t elements() const { return ne[0] * ne[1] * ne[2] * ne[3]; }
 };
 
+// t as its plain (AoS) blocks: t itself, or for a row-interleaved dtype (the CPU's layout) its
+// rows gathered into `storage`, which the returned view points into. For backends whose
+// kernels read the plain blocks (the GPU backends, at upload).
+TensorView plain_blocks(const TensorView& t, std::vector<uint8_t>& storage);
+
 // The matrices of one transformer block. Projections are [in = ne0, out = ne1].
 struct LayerWeights {
   const TensorView* attn_norm = nullptr;  // [n_embd] F32

@@ -67,9 +67,9 @@ TEST(CudaQuality, Stories260kGreedy200TokensIdenticalToCpu) {
 // The quantized kernels against the CPU's float path on exactly the values they read.
 TEST(CudaQuality, QuantizedMixesMatchCpuOnDequantizedTwins) {
   P64_REQUIRE_CUDA_DEVICE();
-  for (const TinyTypes& t : {TinyTypes{}, soa_mix(), all_types(DType::Q4_K), all_types(DType::Q6_K),
+  for (const TinyTypes& t : {TinyTypes{}, soa_mix(), cpu_rows_mix(), all_types(DType::Q4_K), all_types(DType::Q6_K),
                              all_types(DType::Q8_0), all_types(DType::Q5_0), all_types(DType::F16)}) {
-    auto model = make_tiny_model(t, 21);
+    auto model = make_tiny_model(t, 21);  // cpu_rows_mix: a CPU-layout file goes up as its plain blocks
     auto twin = make_tiny_model(t, 21, false, /*dequantized_twin=*/true);
     for (const char* act : {"f32", "int16"}) {
       QualityReport r = compare(twin, model, random_tokens(48, 384, 3), QualityThresholds{},

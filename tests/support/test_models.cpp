@@ -24,6 +24,19 @@ TinyTypes all_types(DType t) {
   return x;
 }
 
+TinyTypes cpu_rows_mix() {
+  TinyTypes x;
+  x.embd = DType::Q8_0_R16;
+  x.q = DType::Q4_K_R16;
+  x.k = DType::Q5_0_R16;
+  x.v = DType::Q6_K_R16;
+  x.o = DType::Q8_0_R16;
+  x.gate_up = DType::Q4_K_R16;
+  x.down = DType::Q6_K_R16;
+  x.output = DType::Q6_K_R16;
+  return x;
+}
+
 TinyTypes soa_mix() {
   TinyTypes x;
   x.embd = DType::Q8_0_SOA;
@@ -61,7 +74,7 @@ std::shared_ptr<const Model> make_tiny_model(const TinyTypes& types, uint64_t se
     std::normal_distribution<float> nd(mean, stddev);
     std::vector<float> f(static_cast<size_t>(ne0 * ne1));
     for (auto& v : f) v = nd(rng);
-    const DType aos = dtype_is_soa(type_in) ? dtype_aos_of(type_in) : type_in;
+    const DType aos = dtype_aos_of(type_in);
     const uint64_t row_bytes = dtype_row_bytes(aos, ne0);
     std::vector<uint8_t> data(row_bytes * ne1);
     for (int64_t r = 0; r < ne1; ++r) quantize_row(aos, f.data() + r * ne0, data.data() + r * row_bytes, ne0);
@@ -75,6 +88,10 @@ std::shared_ptr<const Model> make_tiny_model(const TinyTypes& types, uint64_t se
       std::vector<uint8_t> soa(data.size());
       soa_pack(aos, data.data(), soa.data(), ne0 * ne1 / dtype_info(aos)->block_elems);
       data.swap(soa);
+    } else if (dtype_is_interleaved(type)) {
+      std::vector<uint8_t> rows(data.size());
+      interleave_rows(aos, data.data(), rows.data(), ne1, ne0);
+      data.swap(rows);
     }
     owned->blobs.push_back(std::move(data));
     TensorView t;

@@ -15,7 +15,8 @@ struct TinyTypes {
         gate_up = DType::Q4_K, down = DType::Q6_K, output = DType::Q6_K;
 };
 // A random 2-layer model (n_embd 256, n_ff 512, 4 heads / 2 KV heads of 64, vocab 384),
-// weights quantized by the reference quantizers; SoA dtypes are packed with soa_pack.
+// weights quantized by the reference quantizers; SoA dtypes are packed with soa_pack and
+// row-interleaved ones with interleave_rows.
 // `dequantized_twin`: the same quantized values stored back as F32 (dequantize_row), so a
 // float reference sees exactly the weights the quantized kernels read.
 // `n_ctx_train` 0: no trained context to cap max_context by.
@@ -23,6 +24,7 @@ std::shared_ptr<const Model> make_tiny_model(const TinyTypes& types, uint64_t se
                                              bool dequantized_twin = false, uint32_t n_ctx_train = 256);
 TinyTypes all_types(DType t);
 TinyTypes soa_mix();  // the mixed model with Q4_K/Q6_K/Q8_0 in their SoA forms
+TinyTypes cpu_rows_mix();  // the mixed model with every type in its row-interleaved (CPU) form
 
 // `n` token ids drawn uniformly from [0, vocab) by a seeded generator (same seed, same ids).
 std::vector<int32_t> random_tokens(size_t n, uint32_t vocab, uint64_t seed);

@@ -62,7 +62,7 @@ class VulkanQualityPerKernel : public VulkanQuality, public ::testing::WithParam
 
 TEST_P(VulkanQualityPerKernel, EachWeightTypeAloneMatchesCpu) {
   for (DType t : {DType::Q4_K, DType::Q6_K, DType::Q8_0, DType::Q5_0, DType::F16, DType::BF16, DType::Q4_K_SOA,
-                  DType::Q6_K_SOA, DType::Q8_0_SOA}) {
+                  DType::Q6_K_SOA, DType::Q8_0_SOA, DType::Q8_0_R16, DType::Q5_0_R16, DType::Q4_K_R16, DType::Q6_K_R16}) {
     auto model = make_tiny_model(all_types(t), 13, /*tied=*/true);
     auto twin = make_tiny_model(all_types(t), 13, true, true);
     QualityReport r = compare(model, random_tokens(24, 384, 7), QualityThresholds{}, kernel_options(), twin);
@@ -81,7 +81,7 @@ TEST_P(VulkanQualityPerKernel, F32WeightsMatchCpuTightly) {
 // The same quantized values as F32 on the CPU: isolates the Vulkan kernels' error from the
 // CPU backend's own activation quantization (which the plain comparison above includes).
 TEST_P(VulkanQualityPerKernel, QuantKernelsMatchCpuOnDequantizedTwin) {
-  for (const TinyTypes& t : {TinyTypes{}, soa_mix()}) {
+  for (const TinyTypes& t : {TinyTypes{}, soa_mix(), cpu_rows_mix()}) {
     auto model = make_tiny_model(t, 17);
     auto twin = make_tiny_model(t, 17, false, /*dequantized_twin=*/true);
     QualityReport r = compare(model, random_tokens(48, 384, 5), QualityThresholds::float_weights(), kernel_options(), twin);
