@@ -85,23 +85,23 @@ P64Image plan_conversion(const SourceModel& src, const ConvertOptions& o, Conver
       const uint8_t* aos_data = input;
       if (requant || dtype_is_packed(from)) {
         uint8_t* target = repack ? (aos_buf.resize(bytes), aos_buf.data()) : dst;
-        const uint64_t row_bytes = dtype_row_bytes(aos, static_cast<uint64_t>(n));
-        std::vector<float> row(static_cast<size_t>(n));
-        for (int64_t r = 0; r < rows; ++r) {
-          dequantize_tensor_row(from, input, rows, r, n, row.data());
-          quantize_row(aos, row.data(), target + static_cast<uint64_t>(r) * row_bytes, n);
+        if (requant) {
+          const uint64_t row_bytes = dtype_row_bytes(aos, static_cast<uint64_t>(n));
+          std::vector<float> row(static_cast<size_t>(n));
+          for (int64_t r = 0; r < rows; ++r) {
+            dequantize_tensor_row(from, input, rows, r, n, row.data());
+            quantize_row(aos, row.data(), target + static_cast<uint64_t>(r) * row_bytes, n);
+          }
+        } else {
+          unpack_tensor(from, input, target, rows, n);  // the same blocks: moved, not requantized
         }
         aos_data = target;
       }
-      if (repack && dtype_is_interleaved(final)) {
-        interleave_rows(aos, aos_data, dst, rows, n);
-      } else if (repack) {
-        const int64_t nblocks = n / dtype_info(aos)->block_elems * rows;
-        soa_pack(aos, aos_data, dst, nblocks);
+      if (repack) {
+        pack_tensor(final, aos_data, dst, rows, n);
       } else if (aos_data != dst) {
         std::memcpy(dst, aos_data, bytes);
       }
-      (void)final;
     };
     img.tensors.push_back(std::move(out));
   }

@@ -83,7 +83,7 @@ TensorView plain_blocks(const TensorView& t, std::vector<uint8_t>& storage) {
   TensorView v = t;
   v.dtype = dtype_aos_of(t.dtype);
   storage.resize(static_cast<size_t>(t.bytes));
-  deinterleave_rows(v.dtype, t.data, storage.data(), t.rows(), t.row_length());
+  unpack_tensor(t.dtype, t.data, storage.data(), t.rows(), t.row_length());
   v.data = storage.data();
   return v;
 }

@@ -57,6 +57,11 @@ void deinterleave_rows(DType aos_type, const void* src, void* dst, int64_t rows,
 // Row `row` of a row-interleaved tensor (rows of n elements) as AoS blocks in dst.
 void interleaved_gather_row(DType packed, const void* tensor, int64_t row, int64_t n, void* dst);
 
+// A whole tensor of `rows` rows of n elements from its AoS blocks to a packed form (SoA or
+// row-interleaved) and back; lossless.
+void pack_tensor(DType packed, const void* aos, void* dst, int64_t rows, int64_t n);
+void unpack_tensor(DType packed, const void* src, void* aos, int64_t rows, int64_t n);
+
 // AoS blocks of a whole tensor (nblocks blocks) to the SoA form and back; lossless.
 void soa_pack(DType aos_type, const void* src, void* dst, int64_t nblocks);
 void soa_unpack(DType aos_type, const void* src, void* dst, int64_t nblocks);

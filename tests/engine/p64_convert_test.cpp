@@ -197,6 +197,33 @@ TEST(P64Convert, CpuRowsLayout) {
   }
 }
 
+// Packed forms are moved, not requantized: --cpu-rows then --plain, or --soa then --plain, gives
+// back every byte of the plain K-quant file (requantizing Q4_K / Q6_K would not).
+TEST(P64Convert, PackedFormsRoundTripByteForByte) {
+  test::TinyModel tiny = test::tiny_image(6, 2, 256, 256);
+  const SourceModel src = source_of(tiny);
+  test::TempDir dir;
+  for (DType q : {DType::Q4_K, DType::Q6_K}) {
+    ConvertOptions o;
+    o.quant = q;
+    const std::string plain = (dir / "plain.p64").string();
+    write_p64(plain, plan_conversion(src, o));
+    auto mp = open_p64(plain);
+    ASSERT_EQ(mp->find("blk.0.ffn_up.weight")->dtype, q);
+    for (auto layout : {ConvertOptions::Layout::CpuRows, ConvertOptions::Layout::Soa}) {
+      ConvertOptions pack, unpack;
+      pack.layout = layout;
+      unpack.layout = ConvertOptions::Layout::Plain;
+      const std::string packed = (dir / "packed.p64").string(), back = (dir / "back.p64").string();
+      convert_to_p64(plain, packed, pack);
+      EXPECT_TRUE(dtype_is_packed(open_p64(packed)->find("blk.0.ffn_up.weight")->dtype)) << dtype_name(q);
+      convert_to_p64(packed, back, unpack);
+      auto mb = open_p64(back);
+      for (const auto& t : mp->tensors()) expect_same_tensor(*mp, *mb, t.name);
+    }
+  }
+}
+
 TEST(P64Convert, RowInterleavedTensorOfPartialGroupsIsRefused) {
   test::TinyModel tiny = test::tiny_image(5, 1, 64, 64);
   std::vector<uint8_t> bytes(static_cast<size_t>(8 * 2 * 34));
