@@ -21,42 +21,55 @@ struct Form {
   void (*unpack)(const uint8_t* unit, int j, int lane, uint8_t* aos);
 };
 
-// Nibble byte of element 4k + i of a 32-quant run (k = 0..7) for row `lane`, inside 256 bytes:
-// low half for k < 4, high half for k >= 4.
-uint64_t nibble_at(int k, int i, int lane) { return 64 * static_cast<uint64_t>(k % 4) + 4 * static_cast<uint64_t>(lane) + static_cast<uint64_t>(i); }
-void put_nibble(uint8_t* run, int e, int lane, int v) {
-  uint8_t& b = run[nibble_at(e / 4 % 8, e % 4, lane)];
-  b = e / 4 < 4 ? static_cast<uint8_t>((b & 0xF0) | v) : static_cast<uint8_t>((b & 0x0F) | (v << 4));
+// Four consecutive bytes as one word: a granule (quants 4k .. 4k + 3 of one row) moves whole.
+uint32_t word_at(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
 }
-int get_nibble(const uint8_t* run, int e, int lane) {
-  const uint8_t b = run[nibble_at(e / 4 % 8, e % 4, lane)];
-  return e / 4 < 4 ? (b & 0xF) : (b >> 4);
+void or_word(uint8_t* p, uint32_t v) {
+  const uint32_t w = word_at(p) | v;
+  std::memcpy(p, &w, 4);
 }
+constexpr uint32_t kLow4 = 0x0F0F0F0F;
 void copy_scale(const uint8_t* from, uint8_t* to) { std::memcpy(to, from, 2); }
 
-// Q8_0 units (two blocks): d of each at 32j + 2 lane; quant i of block j at
-// 64 + 512j + 64 (i / 4) + 4 lane + i % 4, stored as q + 128.
+// A run of 32 quants as nibbles (256 bytes for 16 rows): granule k of row `lane` in the word at
+// 64 (k % 4) + 4 lane, low halves for k < 4, high halves for k >= 4. `v` holds four 4-bit values.
+void put_granule(uint8_t* run, int k, int lane, uint32_t v) { or_word(run + 64 * (k % 4) + 4 * lane, k < 4 ? v : v << 4); }
+uint32_t get_granule(const uint8_t* run, int k, int lane) {
+  const uint32_t w = word_at(run + 64 * (k % 4) + 4 * lane);
+  return (k < 4 ? w : w >> 4) & kLow4;
+}
+
+// Q8_0 units (two blocks): d of each at 32j + 2 lane; granule k of block j at
+// 64 + 512j + 64k + 4 lane, each quant stored as q + 128.
 void pack_q8_0(const uint8_t* aos, uint8_t* unit, int j, int lane) {
   copy_scale(aos, unit + 32 * j + 2 * lane);
-  for (int i = 0; i < 32; ++i) unit[64 + 512 * j + 64 * (i / 4) + 4 * lane + i % 4] = static_cast<uint8_t>(aos[2 + i] ^ 0x80);
+  for (int k = 0; k < 8; ++k) {
+    const uint32_t w = word_at(aos + 2 + 4 * k) ^ 0x80808080u;
+    std::memcpy(unit + 64 + 512 * j + 64 * k + 4 * lane, &w, 4);
+  }
 }
 void unpack_q8_0(const uint8_t* unit, int j, int lane, uint8_t* aos) {
   copy_scale(unit + 32 * j + 2 * lane, aos);
-  for (int i = 0; i < 32; ++i) aos[2 + i] = static_cast<uint8_t>(unit[64 + 512 * j + 64 * (i / 4) + 4 * lane + i % 4] ^ 0x80);
+  for (int k = 0; k < 8; ++k) {
+    const uint32_t w = word_at(unit + 64 + 512 * j + 64 * k + 4 * lane) ^ 0x80808080u;
+    std::memcpy(aos + 2 + 4 * k, &w, 4);
+  }
 }
 
 // Q5_0 units (two blocks; AoS d, qh[4], qs[16]): d as Q8_0's; block j's half at 64 + 320j
-// holds 8 fifth-bit masks (mask k, bit 4 lane + i: quant 4k + i), then 256 bytes of nibbles.
-int q5_low4(const uint8_t* aos, int i) { return i < 16 ? (aos[6 + i] & 0xF) : (aos[6 + i - 16] >> 4); }
+// holds 8 fifth-bit masks (mask k, bits 4 lane .. 4 lane + 3: quants 4k .. 4k + 3), then a
+// nibble run. AoS quant i < 16 is the low nibble of qs[i], i >= 16 the high nibble of qs[i - 16].
 void pack_q5_0(const uint8_t* aos, uint8_t* unit, int j, int lane) {
   copy_scale(aos, unit + 32 * j + 2 * lane);
   uint8_t* half = unit + 64 + 320 * j;
-  uint32_t qh;
-  std::memcpy(&qh, aos + 2, 4);
-  for (int i = 0; i < 32; ++i) {
-    const int bit = 4 * lane + i % 4;
-    if ((qh >> i) & 1u) half[8 * (i / 4) + bit / 8] |= static_cast<uint8_t>(1u << (bit % 8));
-    put_nibble(half + 64, i, lane, q5_low4(aos, i));
+  const uint32_t qh = word_at(aos + 2);
+  for (int k = 0; k < 8; ++k) {
+    half[8 * k + lane / 2] |= static_cast<uint8_t>(((qh >> (4 * k)) & 0xF) << (4 * (lane % 2)));
+    const uint32_t w = word_at(aos + 6 + 4 * (k % 4));
+    put_granule(half + 64, k, lane, (k < 4 ? w : w >> 4) & kLow4);
   }
 }
 void unpack_q5_0(const uint8_t* unit, int j, int lane, uint8_t* aos) {
@@ -64,71 +77,67 @@ void unpack_q5_0(const uint8_t* unit, int j, int lane, uint8_t* aos) {
   const uint8_t* half = unit + 64 + 320 * j;
   uint32_t qh = 0;
   std::memset(aos + 6, 0, 16);
-  for (int i = 0; i < 32; ++i) {
-    const int bit = 4 * lane + i % 4;
-    qh |= static_cast<uint32_t>((half[8 * (i / 4) + bit / 8] >> (bit % 8)) & 1u) << i;
-    const int low4 = get_nibble(half + 64, i, lane);
-    aos[6 + i % 16] = static_cast<uint8_t>(aos[6 + i % 16] | (i < 16 ? low4 : low4 << 4));
+  for (int k = 0; k < 8; ++k) {
+    qh |= static_cast<uint32_t>((half[8 * k + lane / 2] >> (4 * (lane % 2))) & 0xF) << (4 * k);
+    const uint32_t v = get_granule(half + 64, k, lane);
+    or_word(aos + 6 + 4 * (k % 4), k < 4 ? v : v << 4);
   }
   std::memcpy(aos + 2, &qh, 4);
 }
 
 // Q4_K units (one super-block; AoS d, dmin, scales[12], qs[128]): d at 2 lane, dmin at
-// 32 + 2 lane, scale byte k at 64 + 16k + lane, sub-block s's 32 quants at 256 + 256s as nibbles.
-int q4_k_quant(const uint8_t* aos, int e) {
-  const uint8_t b = aos[16 + 32 * (e / 64) + e % 32];
-  return (e / 32) % 2 == 0 ? (b & 0xF) : (b >> 4);
-}
+// 32 + 2 lane, scale byte k at 64 + 16k + lane, sub-block s as a nibble run at 256 + 256s.
+// AoS sub-block s: the low (s even) or high (s odd) nibbles of qs[32 (s / 2) ..].
 void pack_q4_k(const uint8_t* aos, uint8_t* unit, int, int lane) {
   copy_scale(aos, unit + 2 * lane);
   copy_scale(aos + 2, unit + 32 + 2 * lane);
   for (int k = 0; k < 12; ++k) unit[64 + 16 * k + lane] = aos[4 + k];
-  for (int e = 0; e < 256; ++e) put_nibble(unit + 256 + 256 * (e / 32), e % 32, lane, q4_k_quant(aos, e));
+  for (int s = 0; s < 8; ++s)
+    for (int k = 0; k < 8; ++k) {
+      const uint32_t w = word_at(aos + 16 + 32 * (s / 2) + 4 * k);
+      put_granule(unit + 256 + 256 * s, k, lane, (s % 2 == 0 ? w : w >> 4) & kLow4);
+    }
 }
 void unpack_q4_k(const uint8_t* unit, int, int lane, uint8_t* aos) {
   copy_scale(unit + 2 * lane, aos);
   copy_scale(unit + 32 + 2 * lane, aos + 2);
   for (int k = 0; k < 12; ++k) aos[4 + k] = unit[64 + 16 * k + lane];
   std::memset(aos + 16, 0, 128);
-  for (int e = 0; e < 256; ++e) {
-    const int q = get_nibble(unit + 256 + 256 * (e / 32), e % 32, lane);
-    uint8_t& b = aos[16 + 32 * (e / 64) + e % 32];
-    b = static_cast<uint8_t>(b | ((e / 32) % 2 == 0 ? q : q << 4));
-  }
+  for (int s = 0; s < 8; ++s)
+    for (int k = 0; k < 8; ++k) {
+      const uint32_t v = get_granule(unit + 256 + 256 * s, k, lane);
+      or_word(aos + 16 + 32 * (s / 2) + 4 * k, s % 2 == 0 ? v : v << 4);
+    }
 }
 
 // Q6_K units (one super-block; AoS ql[128], qh[64], scales[16], d): d at 2 lane, scale of
-// 16-group g at 32 + 16g + lane, run s's low nibbles at 288 + 256s, its high two bits at
-// 2336 + 128s + 64 (k / 4) + 4 lane + i % 4, bits 2 (k % 4) (k = i / 4, i = element in the run).
-int q6_k_quant(const uint8_t* aos, int e) {
-  const int h = e / 128, k = e % 128 / 32, l = e % 32;
-  const int low4 = (aos[64 * h + l + 32 * (k & 1)] >> (4 * (k / 2))) & 0xF;
-  return low4 | (((aos[128 + 32 * h + l] >> (2 * k)) & 3) << 4);
-}
-uint64_t q6_high_at(int e, int lane) {
-  const int s = e / 32, i = e % 32, k = i / 4;
-  return 2336 + 128 * static_cast<uint64_t>(s) + 64 * static_cast<uint64_t>(k / 4) + 4 * static_cast<uint64_t>(lane) +
-         static_cast<uint64_t>(i % 4);
-}
+// 16-group g at 32 + 16g + lane, sub-block s's low four bits as a nibble run at 288 + 256s, its
+// high two bits at 2336 + 128s + 64 (k / 4) + 4 lane, bits 2 (k % 4) of each byte (granule k).
+// AoS sub-block s = 4h + c (h: half of 128, c: 0..3): low bits in ql[64h + 32 (c & 1) ..] at
+// nibble c / 2, high bits in qh[32h ..] at bits 2c.
 void pack_q6_k(const uint8_t* aos, uint8_t* unit, int, int lane) {
   copy_scale(aos + 208, unit + 2 * lane);
   for (int g = 0; g < 16; ++g) unit[32 + 16 * g + lane] = aos[192 + g];
-  for (int e = 0; e < 256; ++e) {
-    const int q = q6_k_quant(aos, e);
-    put_nibble(unit + 288 + 256 * (e / 32), e % 32, lane, q & 0xF);
-    unit[q6_high_at(e, lane)] |= static_cast<uint8_t>((q >> 4) << (2 * (e % 32 / 4 % 4)));
+  for (int s = 0; s < 8; ++s) {
+    const int h = s / 4, c = s % 4;
+    for (int k = 0; k < 8; ++k) {
+      put_granule(unit + 288 + 256 * s, k, lane, (word_at(aos + 64 * h + 32 * (c & 1) + 4 * k) >> (4 * (c / 2))) & kLow4);
+      const uint32_t high = (word_at(aos + 128 + 32 * h + 4 * k) >> (2 * c)) & 0x03030303u;
+      or_word(unit + 2336 + 128 * s + 64 * (k / 4) + 4 * lane, high << (2 * (k % 4)));
+    }
   }
 }
 void unpack_q6_k(const uint8_t* unit, int, int lane, uint8_t* aos) {
   copy_scale(unit + 2 * lane, aos + 208);
   for (int g = 0; g < 16; ++g) aos[192 + g] = unit[32 + 16 * g + lane];
   std::memset(aos, 0, 192);
-  for (int e = 0; e < 256; ++e) {
-    const int q = get_nibble(unit + 288 + 256 * (e / 32), e % 32, lane) |
-                  (((unit[q6_high_at(e, lane)] >> (2 * (e % 32 / 4 % 4))) & 3) << 4);
-    const int h = e / 128, k = e % 128 / 32, l = e % 32;
-    aos[64 * h + l + 32 * (k & 1)] |= static_cast<uint8_t>((q & 0xF) << (4 * (k / 2)));
-    aos[128 + 32 * h + l] |= static_cast<uint8_t>((q >> 4) << (2 * k));
+  for (int s = 0; s < 8; ++s) {
+    const int h = s / 4, c = s % 4;
+    for (int k = 0; k < 8; ++k) {
+      or_word(aos + 64 * h + 32 * (c & 1) + 4 * k, get_granule(unit + 288 + 256 * s, k, lane) << (4 * (c / 2)));
+      const uint32_t high = (word_at(unit + 2336 + 128 * s + 64 * (k / 4) + 4 * lane) >> (2 * (k % 4))) & 0x03030303u;
+      or_word(aos + 128 + 32 * h + 4 * k, high << (2 * c));
+    }
   }
 }
 
