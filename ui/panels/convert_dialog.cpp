@@ -22,8 +22,8 @@ ConvertDialog::ConvertDialog(const QString& source, QWidget* parent) : QDialog(p
   const bool llama2c = QFileInfo(source).suffix().compare("bin", Qt::CaseInsensitive) == 0;
   if (llama2c) {
     // llama2.c ships its tokenizer beside the checkpoint (tokenizer.bin / tok512.bin ...).
-    for (const QString& name : {"tokenizer.bin", "tok512.bin"}) {
-      const QString cand = QFileInfo(source).absolutePath() + "/" + name;
+    for (const char* name : {"tokenizer.bin", "tok512.bin"}) {
+      const QString cand = QFileInfo(source).absolutePath() + "/" + QLatin1String(name);
       if (QFileInfo::exists(cand)) {
         tokenizer_->setText(cand);
         break;
