@@ -27,6 +27,12 @@ using Clock = std::chrono::steady_clock;
 // once per batch, and the batch's activations stay in the core's L2.
 constexpr int32_t kMaxBatch = 64;
 
+int largest_divisor_at_most(int n, int limit) {
+  for (int d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
 // Per-op spans: mark() closes the span that began at the previous mark, so consecutive ops
 // cover the step's wall time with no gaps. With no sink it does nothing.
 class StepTimer {
@@ -159,7 +165,8 @@ class CpuBackend final : public Backend {
     // are zeroed, which touches every page: one granted on overcommit would end in the OOM killer.
     const size_t kv_elems = static_cast<size_t>(hp_.n_layer) * n_ctx_ * KV;
     const uint64_t kv_need = 2 * uint64_t(kv_elems) * (kv_f16_ ? 2 : 4);
-    const uint64_t context_need = kv_need + uint64_t(pool_->size()) * n_ctx_ * sizeof(float);
+    const uint64_t scores_elems = uint64_t(pool_->size()) * cpu::kMaxAttentionQueries * n_ctx_;
+    const uint64_t context_need = kv_need + scores_elems * sizeof(float);
     const std::string kv_what = "the KV cache and attention scores (" + std::to_string(context_need) + " bytes for " +
                                 std::to_string(n_ctx_) + " positions)";
     k_f32_.reset(), v_f32_.reset(), k_f16_.reset(), v_f16_.reset();
@@ -181,7 +188,7 @@ class CpuBackend final : public Backend {
     logits_.assign(hp_.n_vocab, 0);
     matmul_->reserve(static_cast<int64_t>(std::max({E, Q, F})), kMaxBatch);
     try {
-      scores_.assign(static_cast<size_t>(pool_->size()) * n_ctx_, 0);
+      scores_.assign(static_cast<size_t>(scores_elems), 0);
       if (kv_f16_) k_f16_ = zeroed<uint16_t>(kv_elems), v_f16_ = zeroed<uint16_t>(kv_elems);
       else k_f32_ = zeroed<float>(kv_elems), v_f32_ = zeroed<float>(kv_elems);
     } catch (const std::bad_alloc&) {
@@ -303,22 +310,39 @@ class CpuBackend final : public Backend {
       }
       timer_.mark("kv_write", OpGroup::Attn, L);
 
-      // GQA attention: query head h reads KV head h / group; token t sees positions <= pos + t
+      // GQA attention: query head h reads KV head h / group; token t sees positions <= pos + t.
+      // One job = the heads of one KV head (up to kMaxAttentionQueries, a divisor of the group)
+      // for a block of tokens, so each pass over the K and V rows serves all of them.
+      const int heads = largest_divisor_at_most(group, cpu::kMaxAttentionQueries);
+      const int32_t token_block = std::max(1, cpu::kMaxAttentionQueries / heads);
+      const int64_t head_chunks = H / heads, token_blocks = (B + token_block - 1) / token_block;
+      const size_t base = kv_index(l, 0);
       pool.run([&](unsigned ti, unsigned nt) {
-        float* scores = &scores_[static_cast<size_t>(ti) * n_ctx_];
-        for (int64_t job = ti; job < static_cast<int64_t>(B) * H; job += nt) {
-          const int32_t t = static_cast<int32_t>(job / H);
-          const int h = static_cast<int>(job % H);
-          const int64_t kv_off = static_cast<int64_t>(h / group) * hd;
-          const size_t base = kv_index(l, 0);
-          if (kv_f16_)
-            cpu::attend_head_f16(&q_[t * Q + h * hd], &k_f16_[base], &v_f16_[base], KV, kv_off, hd, pos + t + 1, scores,
-                                 &att_[t * Q + h * hd]);
-          else if (isa_ != dot::Isa::Avx512 ||
-                   !cpu::attend_head_f32_avx512(&q_[t * Q + h * hd], &k_f32_[base], &v_f32_[base], KV, kv_off, hd,
-                                                pos + t + 1, scores, &att_[t * Q + h * hd]))
-            cpu::attend_head_f32(&q_[t * Q + h * hd], &k_f32_[base], &v_f32_[base], KV, kv_off, hd, pos + t + 1, scores,
-                                 &att_[t * Q + h * hd]);
+        float* scores = &scores_[static_cast<size_t>(ti) * cpu::kMaxAttentionQueries * n_ctx_];
+        for (int64_t job = ti; job < token_blocks * head_chunks; job += nt) {
+          const int32_t t0 = static_cast<int32_t>(job / head_chunks) * token_block;
+          const int h0 = static_cast<int>(job % head_chunks) * heads;
+          const int64_t kv_off = static_cast<int64_t>(h0 / group) * hd;
+          const float* qs[cpu::kMaxAttentionQueries];
+          float* outs[cpu::kMaxAttentionQueries];
+          int32_t n_pos[cpu::kMaxAttentionQueries];
+          int nq = 0;
+          for (int32_t t = t0; t < std::min<int32_t>(B, t0 + token_block); ++t)
+            for (int h = h0; h < h0 + heads; ++h, ++nq) {
+              qs[nq] = &q_[t * Q + h * hd];
+              outs[nq] = &att_[t * Q + h * hd];
+              n_pos[nq] = pos + t + 1;
+            }
+          if (!kv_f16_ && isa_ == dot::Isa::Avx512 &&
+              cpu::attend_group_f32_avx512(qs, outs, n_pos, nq, &k_f32_[base], &v_f32_[base], KV, kv_off, hd, scores,
+                                           n_ctx_))
+            continue;
+          for (int i = 0; i < nq; ++i) {
+            if (kv_f16_)
+              cpu::attend_head_f16(qs[i], &k_f16_[base], &v_f16_[base], KV, kv_off, hd, n_pos[i], scores, outs[i]);
+            else
+              cpu::attend_head_f32(qs[i], &k_f32_[base], &v_f32_[base], KV, kv_off, hd, n_pos[i], scores, outs[i]);
+          }
         }
       });
       timer_.mark("sdpa", OpGroup::Attn, L);

@@ -30,11 +30,17 @@ void attend_head_f16(const float* q, const uint16_t* k_cache, const uint16_t* v_
 // In place: x = exp(x - max) / sum, the sum in double.
 void softmax(float* x, int32_t n);
 
-// attend_head_f32 with AVX-512 dot products and V accumulation (the same steps, the float
-// sums in another order); false when head_dim is not a multiple of 16 (nothing written).
-// Call only where dot::isa_supported(Isa::Avx512).
-bool attend_head_f32_avx512(const float* q, const float* k_cache, const float* v_cache, int64_t kv_dim,
-                            int64_t kv_off, int head_dim, int32_t n_pos, float* scores, float* out);
+// Up to kMaxAttentionQueries query heads that read one KV head (heads of a GQA group, of one or
+// several tokens), query i over positions [0, n_pos[i]): out[i] = softmax(q[i].K / sqrt(d)) V,
+// with AVX-512 dot products and V accumulation. One pass over the K rows and one over the V rows
+// serve every query; each query sees the same operations in the same order whatever the others
+// are, so a token gets the same bits in a prefill batch as decoded alone. `scores` holds
+// nq rows of `scores_stride` floats. False unless head_dim is 16 .. 128 in steps of 16, or 256
+// (nothing written). Call only where dot::isa_supported(Isa::Avx512).
+constexpr int kMaxAttentionQueries = 8;
+bool attend_group_f32_avx512(const float* const* q, float* const* out, const int32_t* n_pos, int nq,
+                             const float* k_cache, const float* v_cache, int64_t kv_dim, int64_t kv_off, int head_dim,
+                             float* scores, int64_t scores_stride);
 
 // hb = silu(gate) * up, in place over n elements.
 void swiglu(float* gate_inout, const float* up, int64_t n);

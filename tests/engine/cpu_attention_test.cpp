@@ -1,4 +1,5 @@
-// The AVX-512 attention of one head against the portable one, on a GQA-shaped KV cache.
+// The AVX-512 attention of a group of queries against the portable one-head attention, on a
+// GQA-shaped KV cache.
 #include <cmath>
 #include <random>
 #include <vector>
@@ -11,26 +12,47 @@
 namespace p64 {
 namespace {
 
-TEST(CpuAttention, Avx512HeadMatchesPortableHead) {
+// Each query of a group (its own causal length) matches the portable head, and gets the same
+// bits as when it is computed alone.
+TEST(CpuAttention, Avx512GroupMatchesPortableHeads) {
   if (!dot::isa_supported(dot::Isa::Avx512)) GTEST_SKIP() << "this CPU has no AVX-512";
   std::mt19937 rng(4);
   std::normal_distribution<float> g(0.0f, 1.0f);
-  for (int head_dim : {16, 64, 128}) {
+  for (int head_dim : {16, 64, 128, 256}) {
     const int64_t kv_dim = 3 * head_dim, kv_off = head_dim;  // the second of three KV heads
-    for (int32_t n_pos : {1, 7, 90}) {
-      std::vector<float> q(head_dim), k(n_pos * kv_dim), v(n_pos * kv_dim);
+    for (int nq : {1, 3, 8}) {
+      const int32_t longest = 90;
+      std::vector<float> q(static_cast<size_t>(nq * head_dim)), k(longest * kv_dim), v(longest * kv_dim);
       for (auto* vec : {&q, &k, &v})
         for (float& x : *vec) x = g(rng);
-      std::vector<float> s1(n_pos), s2(n_pos), o1(head_dim), o2(head_dim, -1.0f);
-      cpu::attend_head_f32(q.data(), k.data(), v.data(), kv_dim, kv_off, head_dim, n_pos, s1.data(), o1.data());
-      ASSERT_TRUE(cpu::attend_head_f32_avx512(q.data(), k.data(), v.data(), kv_dim, kv_off, head_dim, n_pos, s2.data(),
-                                              o2.data()));
-      for (int i = 0; i < head_dim; ++i)
-        EXPECT_NEAR(o2[i], o1[i], 1e-5f * (1.0f + std::fabs(o1[i]))) << "head_dim " << head_dim << " n_pos " << n_pos;
+      std::vector<const float*> qs(nq);
+      std::vector<float*> outs(nq);
+      std::vector<int32_t> n_pos(nq);
+      std::vector<float> out(static_cast<size_t>(nq * head_dim), -1.0f), scores(static_cast<size_t>(nq * longest));
+      for (int i = 0; i < nq; ++i) {
+        qs[i] = &q[i * head_dim];
+        outs[i] = &out[i * head_dim];
+        n_pos[i] = longest - 11 * i;  // 90, 79, ..., 13: causal lengths of consecutive tokens differ
+      }
+      ASSERT_TRUE(cpu::attend_group_f32_avx512(qs.data(), outs.data(), n_pos.data(), nq, k.data(), v.data(), kv_dim,
+                                               kv_off, head_dim, scores.data(), longest));
+      for (int i = 0; i < nq; ++i) {
+        std::vector<float> s(n_pos[i]), ref(head_dim), alone(head_dim);
+        cpu::attend_head_f32(qs[i], k.data(), v.data(), kv_dim, kv_off, head_dim, n_pos[i], s.data(), ref.data());
+        for (int d = 0; d < head_dim; ++d)
+          EXPECT_NEAR(outs[i][d], ref[d], 1e-5f * (1.0f + std::fabs(ref[d]))) << "head_dim " << head_dim << " query " << i;
+        float* one_out = alone.data();
+        ASSERT_TRUE(cpu::attend_group_f32_avx512(&qs[i], &one_out, &n_pos[i], 1, k.data(), v.data(), kv_dim, kv_off,
+                                                 head_dim, s.data(), n_pos[i]));
+        for (int d = 0; d < head_dim; ++d) ASSERT_EQ(alone[d], outs[i][d]) << "query " << i << " alone vs in a group";
+      }
     }
   }
   std::vector<float> q(24), kv(48), s(2), o(24);
-  EXPECT_FALSE(cpu::attend_head_f32_avx512(q.data(), kv.data(), kv.data(), 24, 0, 24, 2, s.data(), o.data()));
+  const float* qp = q.data();
+  float* op = o.data();
+  const int32_t two = 2;
+  EXPECT_FALSE(cpu::attend_group_f32_avx512(&qp, &op, &two, 1, kv.data(), kv.data(), 24, 0, 24, s.data(), 2));
 }
 
 }  // namespace
