@@ -24,30 +24,18 @@ TinyTypes all_types(DType t) {
   return x;
 }
 
-TinyTypes cpu_rows_mix() {
+namespace {
+// The default mix with every type in a packed form (types without one stay as they are).
+TinyTypes packed_mix(DType (*form)(DType)) {
   TinyTypes x;
-  x.embd = DType::Q8_0_R16;
-  x.q = DType::Q4_K_R16;
-  x.k = DType::Q5_0_R16;
-  x.v = DType::Q6_K_R16;
-  x.o = DType::Q8_0_R16;
-  x.gate_up = DType::Q4_K_R16;
-  x.down = DType::Q6_K_R16;
-  x.output = DType::Q6_K_R16;
+  for (DType* t : {&x.embd, &x.q, &x.k, &x.v, &x.o, &x.gate_up, &x.down, &x.output}) *t = form(*t);
   return x;
 }
+}  // namespace
 
-TinyTypes soa_mix() {
-  TinyTypes x;
-  x.embd = DType::Q8_0_SOA;
-  x.q = DType::Q4_K_SOA;
-  x.v = DType::Q6_K_SOA;
-  x.o = DType::Q8_0_SOA;
-  x.gate_up = DType::Q4_K_SOA;
-  x.down = DType::Q6_K_SOA;
-  x.output = DType::Q6_K_SOA;
-  return x;
-}
+TinyTypes cpu_rows_mix() { return packed_mix(dtype_interleaved_of); }
+
+TinyTypes soa_mix() { return packed_mix(dtype_soa_of); }
 
 std::shared_ptr<const Model> make_tiny_model(const TinyTypes& types, uint64_t seed, bool tied, bool dequantized_twin,
                                              uint32_t n_ctx_train) {
