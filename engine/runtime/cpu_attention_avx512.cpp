@@ -1,4 +1,4 @@
-// Attention over an fp32 KV cache with AVX-512 for the query heads that share one KV head (this
+// Attention over an fp32 or fp16 KV cache with AVX-512 for the query heads that share one KV head (this
 // file is compiled with the AVX-512 flags; cpu_backend calls it only where the CPU runs them).
 // The scalar form in cpu_ops.cpp vectorizes only to SSE under the project's baseline flags.
 #include <immintrin.h>
@@ -16,6 +16,10 @@
 
 namespace p64::cpu {
 namespace {
+
+// Sixteen cache elements as floats.
+__m512 load16(const float* p) { return _mm512_loadu_ps(p); }
+__m512 load16(const uint16_t* p) { return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
 
 // e^x for x <= 0 (a score minus the row's maximum): x = n ln2 + r with |r| <= ln2 / 2, e^r by
 // its Taylor polynomial to r^7 (relative error below 2e-7), times 2^n by vscalefps.
@@ -50,9 +54,9 @@ void softmax_avx512(float* x, int32_t n) {
 
 // out[i] = sum over p < n_pos[i] of scores[i][p] * V[p], queries [i0, i1) at once with their
 // accumulators in registers (NV vectors each, (i1 - i0) * NV <= 16).
-template <int NV>
+template <int NV, class T>
 void accumulate_v(const float* const* weights, float* const* out, const int32_t* n_pos, int i0, int i1,
-                  const float* v_cache, int64_t kv_dim, int64_t kv_off, int32_t ahead) {
+                  const T* v_cache, int64_t kv_dim, int64_t kv_off, int32_t ahead) {
   constexpr int kPer = 16 / NV;
   __m512 acc[kPer][NV];
 #pragma GCC unroll 16
@@ -61,12 +65,13 @@ void accumulate_v(const float* const* weights, float* const* out, const int32_t*
     for (int j = 0; j < NV; ++j) acc[i][j] = _mm512_setzero_ps();
   const int32_t reach = *std::max_element(n_pos + i0, n_pos + i1);
   for (int32_t p = 0; p < reach; ++p) {
-    const float* v = v_cache + p * kv_dim + kv_off;
+    const T* v = v_cache + p * kv_dim + kv_off;
 #pragma GCC unroll 16
-    for (int j = 0; j < NV; ++j) _mm_prefetch(reinterpret_cast<const char*>(v + ahead * kv_dim + 16 * j), _MM_HINT_T0);
+    for (int j = 0; j < NV; j += 64 / (16 * static_cast<int>(sizeof(T))))  // a line per 64 bytes
+      _mm_prefetch(reinterpret_cast<const char*>(v + ahead * kv_dim + 16 * j), _MM_HINT_T0);
     __m512 vr[NV];
 #pragma GCC unroll 16
-    for (int j = 0; j < NV; ++j) vr[j] = _mm512_loadu_ps(v + 16 * j);
+    for (int j = 0; j < NV; ++j) vr[j] = load16(v + 16 * j);
 #pragma GCC unroll 16
     for (int i = 0; i < kPer; ++i) {
       // a query past its causal end (or past i1) adds a zero weight: acc + 0 * v is acc exactly
@@ -85,9 +90,10 @@ void accumulate_v(const float* const* weights, float* const* out, const int32_t*
 
 }  // namespace
 
-bool attend_group_f32_avx512(const float* const* q, float* const* out, const int32_t* n_pos, int nq,
-                             const float* k_cache, const float* v_cache, int64_t kv_dim, int64_t kv_off, int head_dim,
-                             float* scores, int64_t scores_stride) {
+template <class T>
+bool attend_group_avx512(const float* const* q, float* const* out, const int32_t* n_pos, int nq, const T* k_cache,
+                         const T* v_cache, int64_t kv_dim, int64_t kv_off, int head_dim, float* scores,
+                         int64_t scores_stride) {
   constexpr int kMaxVectors = 16;  // head_dim up to 256
   // head_dim 16 .. 128 in steps of 16, or 256
   if (head_dim % 16 != 0 || (head_dim > 128 && head_dim != 256) || nq < 1 || nq > kMaxAttentionQueries) return false;
@@ -97,10 +103,11 @@ bool attend_group_f32_avx512(const float* const* q, float* const* out, const int
   // The rows are kv_dim apart, a stride the hardware prefetcher follows late: fetch ahead.
   constexpr int32_t kAhead = 8;
   for (int32_t p = 0; p < longest; ++p) {
-    const float* k = k_cache + p * kv_dim + kv_off;
-    for (int j = 0; j < nv; ++j) _mm_prefetch(reinterpret_cast<const char*>(k + kAhead * kv_dim + 16 * j), _MM_HINT_T0);
+    const T* k = k_cache + p * kv_dim + kv_off;
+    for (int j = 0; j < nv; j += 64 / (16 * static_cast<int>(sizeof(T))))  // a line per 64 bytes
+      _mm_prefetch(reinterpret_cast<const char*>(k + kAhead * kv_dim + 16 * j), _MM_HINT_T0);
     __m512 kr[kMaxVectors];
-    for (int j = 0; j < nv; ++j) kr[j] = _mm512_loadu_ps(k + 16 * j);
+    for (int j = 0; j < nv; ++j) kr[j] = load16(k + 16 * j);
     for (int i = 0; i < nq; ++i) {
       if (p >= n_pos[i]) continue;
       __m512 s = _mm512_mul_ps(_mm512_loadu_ps(q[i]), kr[0]);
@@ -133,6 +140,18 @@ bool attend_group_f32_avx512(const float* const* q, float* const* out, const int
     }
   }
   return true;
+}
+
+bool attend_group_f32_avx512(const float* const* q, float* const* out, const int32_t* n_pos, int nq,
+                             const float* k_cache, const float* v_cache, int64_t kv_dim, int64_t kv_off, int head_dim,
+                             float* scores, int64_t scores_stride) {
+  return attend_group_avx512(q, out, n_pos, nq, k_cache, v_cache, kv_dim, kv_off, head_dim, scores, scores_stride);
+}
+
+bool attend_group_f16_avx512(const float* const* q, float* const* out, const int32_t* n_pos, int nq,
+                             const uint16_t* k_cache, const uint16_t* v_cache, int64_t kv_dim, int64_t kv_off,
+                             int head_dim, float* scores, int64_t scores_stride) {
+  return attend_group_avx512(q, out, n_pos, nq, k_cache, v_cache, kv_dim, kv_off, head_dim, scores, scores_stride);
 }
 
 }  // namespace p64::cpu

@@ -333,9 +333,11 @@ class CpuBackend final : public Backend {
               outs[nq] = &att_[t * Q + h * hd];
               n_pos[nq] = pos + t + 1;
             }
-          if (!kv_f16_ && isa_ == dot::Isa::Avx512 &&
-              cpu::attend_group_f32_avx512(qs, outs, n_pos, nq, &k_f32_[base], &v_f32_[base], KV, kv_off, hd, scores,
-                                           n_ctx_))
+          if (isa_ == dot::Isa::Avx512 &&
+              (kv_f16_ ? cpu::attend_group_f16_avx512(qs, outs, n_pos, nq, &k_f16_[base], &v_f16_[base], KV, kv_off, hd,
+                                                      scores, n_ctx_)
+                       : cpu::attend_group_f32_avx512(qs, outs, n_pos, nq, &k_f32_[base], &v_f32_[base], KV, kv_off, hd,
+                                                      scores, n_ctx_)))
             continue;
           for (int i = 0; i < nq; ++i) {
             if (kv_f16_)

@@ -41,6 +41,10 @@ constexpr int kMaxAttentionQueries = 8;
 bool attend_group_f32_avx512(const float* const* q, float* const* out, const int32_t* n_pos, int nq,
                              const float* k_cache, const float* v_cache, int64_t kv_dim, int64_t kv_off, int head_dim,
                              float* scores, int64_t scores_stride);
+// The same over an fp16 KV cache (elements converted by vcvtph2ps as they are read).
+bool attend_group_f16_avx512(const float* const* q, float* const* out, const int32_t* n_pos, int nq,
+                             const uint16_t* k_cache, const uint16_t* v_cache, int64_t kv_dim, int64_t kv_off,
+                             int head_dim, float* scores, int64_t scores_stride);
 
 // hb = silu(gate) * up, in place over n elements.
 void swiglu(float* gate_inout, const float* up, int64_t n);

@@ -1,5 +1,5 @@
 // The AVX-512 attention of a group of queries against the portable one-head attention, on a
-// GQA-shaped KV cache.
+// GQA-shaped KV cache in fp32 and in fp16.
 #include <cmath>
 #include <random>
 #include <vector>
@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/quant/dot.h"
+#include "engine/quant/quant.h"
 #include "engine/runtime/cpu_ops.h"
 
 namespace p64 {
@@ -45,6 +46,17 @@ TEST(CpuAttention, Avx512GroupMatchesPortableHeads) {
         ASSERT_TRUE(cpu::attend_group_f32_avx512(&qs[i], &one_out, &n_pos[i], 1, k.data(), v.data(), kv_dim, kv_off,
                                                  head_dim, s.data(), n_pos[i]));
         for (int d = 0; d < head_dim; ++d) ASSERT_EQ(alone[d], outs[i][d]) << "query " << i << " alone vs in a group";
+      }
+      // The fp16 cache: the same against the portable fp16 head.
+      std::vector<uint16_t> k16(k.size()), v16(v.size());
+      for (size_t e = 0; e < k.size(); ++e) k16[e] = fp32_to_fp16(k[e]), v16[e] = fp32_to_fp16(v[e]);
+      ASSERT_TRUE(cpu::attend_group_f16_avx512(qs.data(), outs.data(), n_pos.data(), nq, k16.data(), v16.data(), kv_dim,
+                                               kv_off, head_dim, scores.data(), longest));
+      for (int i = 0; i < nq; ++i) {
+        std::vector<float> s(n_pos[i]), ref(head_dim);
+        cpu::attend_head_f16(qs[i], k16.data(), v16.data(), kv_dim, kv_off, head_dim, n_pos[i], s.data(), ref.data());
+        for (int d = 0; d < head_dim; ++d)
+          EXPECT_NEAR(outs[i][d], ref[d], 1e-5f * (1.0f + std::fabs(ref[d]))) << "fp16 head_dim " << head_dim << " query " << i;
       }
     }
   }
