@@ -42,10 +42,8 @@ OpenedSession open_session(const DecodeArgs& a) {
                                   cpu_rows ? ConvertOptions::Layout::CpuRows : ConvertOptions::Layout::Keep);
   if (cpu_rows) {
     int plain = 0;
-    for (const TensorView& t : o.model->tensors()) {
-      const DType rows_form = dtype_interleaved_of(t.dtype);
-      plain += rows_form != t.dtype && dtype_shape_problem(rows_form, t.row_length(), t.rows()).empty();
-    }
+    for (const TensorView& t : o.model->tensors())
+      plain += dtype_interleaved_for(t.dtype, t.row_length(), t.rows()) != t.dtype;
     if (plain > 0)
       std::fprintf(stderr, "note: %s has %d matrices in plain blocks; `p64 convert %s OUT.p64 --cpu-rows` lays them out "
                    "for this CPU's faster kernels\n", a.model.c_str(), plain, a.model.c_str());

@@ -30,10 +30,7 @@ DType stored_form(ConvertOptions::Layout layout, DType from, DType aos, int64_t 
   using Layout = ConvertOptions::Layout;
   const bool keep = layout == Layout::Keep;
   if (layout == Layout::Soa || (keep && dtype_is_soa(from))) return dtype_soa_of(aos);
-  if (layout == Layout::CpuRows || (keep && dtype_is_interleaved(from))) {
-    const DType rows_form = dtype_interleaved_of(aos);
-    return dtype_shape_problem(rows_form, n, rows).empty() ? rows_form : aos;
-  }
+  if (layout == Layout::CpuRows || (keep && dtype_is_interleaved(from))) return dtype_interleaved_for(aos, n, rows);
   return aos;
 }
 

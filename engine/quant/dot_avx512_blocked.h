@@ -209,7 +209,7 @@ inline RowStreams row_streams(const WeightMatrix& w) {
     return s;
   }
   const RowFields F = row_fields(w, 0);
-  const int64_t blocks = w.dtype == DType::Q8_0_SOA ? w.n / 32 : w.n / 256;
+  const int64_t blocks = w.n / dtype_info(w.dtype)->block_elems;
   while (s.count < 4 && F.f[s.count]) {
     s.row_bytes[s.count] = static_cast<size_t>(blocks) * F.stride[s.count];
     ++s.count;

@@ -23,16 +23,17 @@
 #include <vector>
 
 #include "engine/quant/dot.h"
+#include "engine/quant/interleaved_layout.h"
 
 namespace p64::dot::avx512 {
 namespace interleaved {
 
-constexpr int64_t kGroupRows = 16;
+constexpr int64_t kGroupRows = r16::kGroupRows;
 
 // Four bits of each byte of a 64-byte load of nibbles: granule k's (the low halves for k < 4,
 // the high halves for k >= 4).
 inline __m512i nibble_granule(const uint8_t* nibbles, int k) {
-  const __m512i v = _mm512_loadu_si512(nibbles + 64 * (k % 4));
+  const __m512i v = _mm512_loadu_si512(nibbles + r16::nibble_granule_at(k, 0));
   return _mm512_and_si512(k < 4 ? v : _mm512_srli_epi16(v, 4), _mm512_set1_epi8(0x0F));
 }
 
@@ -46,36 +47,37 @@ inline __m512 u8x16(__m128i bytes) { return _mm512_cvtepi32_ps(_mm512_cvtepu8_ep
 // 4k .. 4k + 3 of block j for the 16 rows, as u8.
 // The legacy blocks: units of two 32-blocks, one f16 scale per block and row.
 struct PairForm {
-  static constexpr int kBlocks = 2, kParts = 1;
+  static constexpr int kBlocks = r16::Q8_0::kBlocks, kParts = 1;  // Q5_0's alike
   static constexpr bool kMins = false;
-  static __m512 scale(const uint8_t* unit, int j, int) { return f16x16(unit + 32 * j); }
+  static __m512 scale(const uint8_t* unit, int j, int) { return f16x16(unit + r16::Q8_0::scales(j)); }  // Q5_0's alike
   static __m512 min(const uint8_t*, int, int, __m512) { return _mm512_setzero_ps(); }
 };
 
 struct Q8_0Form : PairForm {
-  static constexpr size_t kUnitBytes = 1088;
+  static constexpr size_t kUnitBytes = r16::Q8_0::kUnitBytes;
   static constexpr int32_t kZero = 128;
-  static __m512i granule(const uint8_t* unit, int j, int k) { return _mm512_loadu_si512(unit + 64 + 512 * j + 64 * k); }
+  static __m512i granule(const uint8_t* unit, int j, int k) {
+    return _mm512_loadu_si512(unit + r16::Q8_0::quants(j) + r16::granule_at(k, 0));
+  }
 };
 
 struct Q5_0Form : PairForm {
-  static constexpr size_t kUnitBytes = 704;
+  static constexpr size_t kUnitBytes = r16::Q5_0::kUnitBytes;
   static constexpr int32_t kZero = 16;
   static __m512i granule(const uint8_t* unit, int j, int k) {
-    const uint8_t* half = unit + 64 + 320 * j;
-    const __m512i low4 = nibble_granule(half + 64, k);
+    const __m512i low4 = nibble_granule(unit + r16::Q5_0::nibbles(j), k);
     uint64_t fifth;
-    std::memcpy(&fifth, half + 8 * k, 8);
+    std::memcpy(&fifth, unit + r16::Q5_0::masks(j) + 8 * k, 8);
     return _mm512_mask_add_epi8(low4, _cvtu64_mask64(fifth), low4, _mm512_set1_epi8(0x10));  // low4 < 16: add is or
   }
 };
 
 struct Q4_KForm {
-  static constexpr size_t kUnitBytes = 2304;
-  static constexpr int kBlocks = 8, kParts = 1;
+  static constexpr size_t kUnitBytes = r16::Q4_K::kUnitBytes;
+  static constexpr int kBlocks = r16::Q4_K::kBlocks, kParts = 1;
   static constexpr int32_t kZero = 0;
   static constexpr bool kMins = true;
-  static __m128i scale_byte(const uint8_t* unit, int k) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(unit + 64 + 16 * k)); }
+  static __m128i scale_byte(const uint8_t* unit, int k) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(unit + r16::Q4_K::scale_byte(k))); }
   // The K-quant 6-bit scale / min of sub-block j, for the 16 rows at once.
   static __m128i sc_bytes(const uint8_t* unit, int j) {
     if (j < 4) return _mm_and_si128(scale_byte(unit, j), _mm_set1_epi8(63));
@@ -87,30 +89,34 @@ struct Q4_KForm {
     return _mm_or_si128(_mm_and_si128(_mm_srli_epi16(scale_byte(unit, j + 4), 4), _mm_set1_epi8(0x0F)),
                         _mm_and_si128(_mm_srli_epi16(scale_byte(unit, j), 2), _mm_set1_epi8(0x30)));
   }
-  static __m512 scale(const uint8_t* unit, int j, int) { return _mm512_mul_ps(f16x16(unit), u8x16(sc_bytes(unit, j))); }
-  static __m512 min(const uint8_t* unit, int j, int, __m512) { return _mm512_mul_ps(f16x16(unit + 32), u8x16(m_bytes(unit, j))); }
-  static __m512i granule(const uint8_t* unit, int j, int k) { return nibble_granule(unit + 256 + 256 * j, k); }
+  static __m512 scale(const uint8_t* unit, int j, int) {
+    return _mm512_mul_ps(f16x16(unit + r16::Q4_K::kD), u8x16(sc_bytes(unit, j)));
+  }
+  static __m512 min(const uint8_t* unit, int j, int, __m512) {
+    return _mm512_mul_ps(f16x16(unit + r16::Q4_K::kDmin), u8x16(m_bytes(unit, j)));
+  }
+  static __m512i granule(const uint8_t* unit, int j, int k) { return nibble_granule(unit + r16::Q4_K::nibbles(j), k); }
 };
 
 // value = d * sc[g] * (q - 32) for 16-group g: q (6 bits) = nibble | two high bits << 4.
 struct Q6_KForm {
-  static constexpr size_t kUnitBytes = 3360;
-  static constexpr int kBlocks = 8, kParts = 2;
+  static constexpr size_t kUnitBytes = r16::Q6_K::kUnitBytes;
+  static constexpr int kBlocks = r16::Q6_K::kBlocks, kParts = 2;
   static constexpr int32_t kZero = 0;
   static constexpr bool kMins = true;
   static __m512 scale(const uint8_t* unit, int j, int p) {
-    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(unit + 32 + 16 * (2 * j + p)));
-    return _mm512_mul_ps(f16x16(unit), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)));
+    const __m128i sc = _mm_loadu_si128(reinterpret_cast<const __m128i*>(unit + r16::Q6_K::scale(2 * j + p)));
+    return _mm512_mul_ps(f16x16(unit + r16::Q6_K::kD), _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(sc)));
   }
   static __m512 min(const uint8_t*, int, int, __m512 scale) { return _mm512_mul_ps(scale, _mm512_set1_ps(32.0f)); }
   static __m512i granule(const uint8_t* unit, int j, int k) {
-    const __m512i high = _mm512_loadu_si512(unit + 2336 + 128 * j + 64 * (k / 4));
+    const __m512i high = _mm512_loadu_si512(unit + r16::Q6_K::high(j) + r16::granule_at(k / 4, 0));
     // bits 2 (k % 4) and up of each byte, moved to bits 4-5
     const __m512i moved = k % 4 == 0   ? _mm512_slli_epi16(high, 4)
                           : k % 4 == 1 ? _mm512_slli_epi16(high, 2)
                           : k % 4 == 2 ? high
                                        : _mm512_srli_epi16(high, 2);
-    return _mm512_or_si512(nibble_granule(unit + 288 + 256 * j, k), _mm512_and_si512(moved, _mm512_set1_epi8(0x30)));
+    return _mm512_or_si512(nibble_granule(unit + r16::Q6_K::nibbles(j), k), _mm512_and_si512(moved, _mm512_set1_epi8(0x30)));
   }
 };
 

@@ -5,6 +5,8 @@
 #include <cctype>
 #include <string>
 
+#include "engine/quant/interleaved_layout.h"
+
 namespace p64 {
 namespace {
 
@@ -94,7 +96,12 @@ DType dtype_aos_of(DType packed) {
   }
 }
 
-int64_t dtype_row_group(DType t) { return dtype_is_interleaved(t) ? 16 : 1; }
+DType dtype_interleaved_for(DType t, int64_t n, int64_t rows) {
+  const DType rows_form = dtype_interleaved_of(t);
+  return dtype_shape_problem(rows_form, n, rows).empty() ? rows_form : t;
+}
+
+int64_t dtype_row_group(DType t) { return dtype_is_interleaved(t) ? r16::kGroupRows : 1; }
 
 std::string dtype_shape_problem(DType t, int64_t n, int64_t rows) {
   const auto info = dtype_info(t);

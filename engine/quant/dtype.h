@@ -50,6 +50,8 @@ bool dtype_is_interleaved(DType t);  // rows interleaved in groups (Q8_0_R16, Q5
 DType dtype_soa_of(DType aos);       // Q4_K -> Q4_K_SOA; a type without an SoA form maps to itself
 DType dtype_interleaved_of(DType aos);  // Q8_0 -> Q8_0_R16 (Q5_0, Q4_K, Q6_K alike); others map to themselves
 DType dtype_aos_of(DType packed);    // inverse of both
+// dtype_interleaved_of(t) when a matrix of `rows` rows of n elements can take it, else t.
+DType dtype_interleaved_for(DType t, int64_t n, int64_t rows);
 
 // Rows per group of a row-interleaved dtype (1 for every other dtype).
 int64_t dtype_row_group(DType t);

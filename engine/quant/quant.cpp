@@ -23,6 +23,17 @@ DTypeInfo checked_info(DType type, int64_t n, const char* what) {
   return *info;
 }
 
+// A packed row gathered into its AoS blocks (a per-thread buffer, reused: the CPU backend's
+// embedding lookup comes here once per token), then dequantized.
+template <class Gather>
+void dequantize_gathered(DType packed, int64_t n, float* dst, Gather gather) {
+  const DTypeInfo info = *dtype_info(packed);
+  thread_local std::vector<uint8_t> blocks;
+  blocks.resize(static_cast<size_t>(n / info.block_elems) * info.block_bytes);
+  gather(blocks.data());
+  dequantize_row(dtype_aos_of(packed), blocks.data(), dst, n);
+}
+
 }  // namespace
 
 void dequantize_row(DType type, const void* src, float* dst, int64_t n) {
@@ -96,13 +107,8 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n) {
 void dequantize_tensor_row(DType type, const void* tensor, int64_t row, int64_t n, float* dst) {
   checked_info(type, n, "dequantize_tensor_row");
   if (row < 0) throw Error("dequantize_tensor_row: negative row " + std::to_string(row));
-  if (dtype_is_interleaved(type)) {
-    const DTypeInfo info = *dtype_info(type);
-    std::vector<uint8_t> blocks(static_cast<size_t>(n / info.block_elems) * info.block_bytes);
-    interleaved_gather_row(type, tensor, row, n, blocks.data());
-    dequantize_row(dtype_aos_of(type), blocks.data(), dst, n);
-    return;
-  }
+  if (dtype_is_interleaved(type))
+    return dequantize_gathered(type, n, dst, [&](uint8_t* blocks) { interleaved_gather_row(type, tensor, row, n, blocks); });
   if (!dtype_is_soa(type)) {
     const auto* base = static_cast<const uint8_t*>(tensor) + static_cast<uint64_t>(row) * dtype_row_bytes(type, static_cast<uint64_t>(n));
     dequantize_row(type, base, dst, n);
@@ -119,11 +125,10 @@ void dequantize_tensor_row(DType type, const void* tensor, int64_t n_rows, int64
   if (row < 0 || row >= n_rows)
     throw Error("dequantize_tensor_row: row " + std::to_string(row) + " outside a tensor of " + std::to_string(n_rows) + " rows");
   if (!dtype_is_soa(type)) return dequantize_tensor_row(type, tensor, row, n, dst);
-  const DType aos = dtype_aos_of(type);
   const int64_t per_row = n / info.block_elems;
-  std::vector<uint8_t> blocks(static_cast<size_t>(per_row) * info.block_bytes);
-  detail::soa_gather_blocks(aos, tensor, n_rows * per_row, row * per_row, per_row, blocks.data());
-  dequantize_row(aos, blocks.data(), dst, n);
+  dequantize_gathered(type, n, dst, [&](uint8_t* blocks) {
+    detail::soa_gather_blocks(dtype_aos_of(type), tensor, n_rows * per_row, row * per_row, per_row, blocks);
+  });
 }
 
 }  // namespace p64

@@ -269,6 +269,11 @@ class CpuBackend final : public Backend {
     const int64_t E = hp_.n_embd, Q = hp_.q_dim(), KV = hp_.kv_dim(), F = hp_.n_ff;
     const int hd = static_cast<int>(hp_.head_dim), H = static_cast<int>(hp_.n_head);
     const int group = static_cast<int>(hp_.n_head / hp_.n_head_kv);  // query heads per KV head (GQA)
+    // Attention jobs: the heads of one KV head (up to kMaxAttentionQueries, a divisor of the group)
+    // for a block of tokens, so each pass over the K and V rows serves all of them.
+    const int heads = largest_divisor_at_most(group, cpu::kMaxAttentionQueries);
+    const int32_t token_block = std::max(1, cpu::kMaxAttentionQueries / heads);
+    const int64_t head_chunks = H / heads, token_blocks = (B + token_block - 1) / token_block;
     cpu::Matmul& mm = *matmul_;
     ThreadPool& pool = *pool_;
     timer_.begin(is_prefill, pos);
@@ -311,11 +316,6 @@ class CpuBackend final : public Backend {
       timer_.mark("kv_write", OpGroup::Attn, L);
 
       // GQA attention: query head h reads KV head h / group; token t sees positions <= pos + t.
-      // One job = the heads of one KV head (up to kMaxAttentionQueries, a divisor of the group)
-      // for a block of tokens, so each pass over the K and V rows serves all of them.
-      const int heads = largest_divisor_at_most(group, cpu::kMaxAttentionQueries);
-      const int32_t token_block = std::max(1, cpu::kMaxAttentionQueries / heads);
-      const int64_t head_chunks = H / heads, token_blocks = (B + token_block - 1) / token_block;
       const size_t base = kv_index(l, 0);
       pool.run([&](unsigned ti, unsigned nt) {
         float* scores = &scores_[static_cast<size_t>(ti) * cpu::kMaxAttentionQueries * n_ctx_];
