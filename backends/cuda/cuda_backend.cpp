@@ -11,12 +11,15 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_passport.h"
+#include "backends/cuda/gemv_bench.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/prefill_runner.h"
 #include "backends/cuda/rope_freqs.h"
+#include "backends/cuda/tiled_weights.h"
 #include "engine/common/error.h"
 #include "engine/quant/dtype.h"
+#include "engine/quant/quant.h"
 #include "engine/runtime/backend_registry.h"
 
 namespace p64 {
@@ -32,6 +35,10 @@ struct DevMatrix {
   int64_t rows = 0;
   int64_t nb = 0;    // blocks of the whole tensor
   uint64_t bytes = 0;
+  // gemv_layout=tiles: the decode GEMV's copy in a tiled form (tiled_weights.h); the block
+  // form above stays for the prefill GEMMs and the embedding lookup.
+  const uint8_t* tiled = nullptr;
+  uint32_t tiled_dtype = 0;
 };
 
 struct DevLayer {
@@ -63,6 +70,7 @@ struct Switches {
   int argmax_batch = 16;  // promoted on the H200 2026-12-04: B/A 1.005, 1.004 (after 1.004, 1.002 inconclusive)
   bool attn_early = true;  // promoted on the H200 2026-12-04: B/A 1.044, 1.045 on the 3B Q4_K_M
   bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
+  bool gemv_tiles = false;  // gemv_layout=tiles
   std::string kv_type = "auto";
   bool batched_prefill = true;  // prefill: batched | stepwise
   int prefill_chunk = 512;
@@ -121,6 +129,11 @@ const std::vector<SwitchInfo>& switch_table() {
       {"qkv_rope", "RoPE and the k/v cache write in the q/k/v GEMV's epilogue (a warp's adjacent rows are a "
                    "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs); "
                    "promoted on the H200 (B/A 1.006, 1.004)", "1", "0|1", "default"},
+      {"gemv_layout", "decode GEMV weight layout: 'blocks' reads the file's Q4_K/Q6_K blocks (AoS or SoA); 'tiles' "
+                      "reads a copy repacked at load (tiled_weights.h): one 16-byte load per 32-element sub-block, its "
+                      "scale facts in one header shared by 8 lanes. The copy costs the Q4_K/Q6_K matrices' size again "
+                      "in device memory (the prefill and the embedding still read the blocks); int16 activations only",
+       "blocks", "blocks|tiles", "opt-in"},
       {"kv_type", "KV cache element type; auto = f32 for F32 models, f16 otherwise", "auto", "auto|f16|f32",
        "default"},
       {"prefill", "batched: the prompt as T-token matrices on tensor cores (GEMMs dequantizing weight tiles to "
@@ -187,6 +200,13 @@ Switches parse_switches(const BackendOptions& o) {
   if (s.argmax_batch != 1 && s.argmax_batch != 16)
     throw Error("CUDA backend: argmax_batch must be 1 or 16 (got " + std::to_string(s.argmax_batch) + ")");
   if (auto it = o.switches.find("kv_type"); it != o.switches.end()) s.kv_type = it->second;
+  if (auto it = o.switches.find("gemv_layout"); it != o.switches.end()) {
+    if (it->second != "blocks" && it->second != "tiles")
+      throw Error("CUDA backend: gemv_layout must be blocks or tiles (got '" + it->second + "')");
+    s.gemv_tiles = it->second == "tiles";
+  }
+  if (s.gemv_tiles && s.act_bits != 16)
+    throw Error("CUDA backend: gemv_layout=tiles reads int16 activations only (act_quant=int16)");
   if (s.gemv_rows != 1 && s.gemv_rows != 2 && s.gemv_rows != 4)
     throw Error("CUDA backend: gemv_rows must be 1, 2 or 4 (got " + std::to_string(s.gemv_rows) + ")");
   if (s.attn_chunk < 16 || s.attn_chunk > 1024 || (s.attn_chunk & (s.attn_chunk - 1)))
@@ -273,7 +293,9 @@ class CudaBackend final : public Backend {
     device_bytes_ += bytes;
     return p;
   }
-  DevMatrix upload_matrix(const TensorView& t, uint8_t*& cursor);
+  // gemv: a decode GEMV reads the matrix (with gemv_layout=tiles it also gets a tiled copy)
+  DevMatrix upload_matrix(const TensorView& t, uint8_t*& cursor, bool gemv = true);
+  uint32_t tiled_dtype(const TensorView& t) const;
   int32_t step(int32_t token, int32_t pos);
   void enqueue_step();
   void emit_spans();
@@ -409,7 +431,11 @@ void CudaBackend::release() noexcept {
   model_.reset();
 }
 
-DevMatrix CudaBackend::upload_matrix(const TensorView& stored, uint8_t*& cursor) {
+uint32_t CudaBackend::tiled_dtype(const TensorView& t) const {
+  return sw_.gemv_tiles ? tiled_dtype_for(dtype_aos_of(t.dtype), t.row_length()) : 0;
+}
+
+DevMatrix CudaBackend::upload_matrix(const TensorView& stored, uint8_t*& cursor, bool gemv) {
   std::vector<uint8_t> plain;  // a CPU-layout (row-interleaved) matrix goes up as its plain blocks
   const TensorView t = plain_blocks(stored, plain);
   if (!supported_dtype(t.dtype))
@@ -434,6 +460,22 @@ DevMatrix CudaBackend::upload_matrix(const TensorView& stored, uint8_t*& cursor)
   m.nb = t.elements() / info->block_elems;
   m.bytes = expect;
   cursor += align_up(expect, 256);
+  if (gemv && tiled_dtype(t)) {
+    const DType aos = dtype_aos_of(t.dtype);
+    std::vector<uint8_t> blocks;
+    const void* src = t.data;
+    if (dtype_is_packed(t.dtype)) {
+      blocks.resize(expect);
+      unpack_tensor(t.dtype, t.data, blocks.data(), m.rows, n);
+      src = blocks.data();
+    }
+    std::vector<uint8_t> tiles(expect);
+    pack_tiled(aos, src, tiles.data(), m.rows, n);
+    P64_CUDA_CHECK(cudaMemcpy(cursor, tiles.data(), expect, cudaMemcpyHostToDevice));
+    m.tiled = cursor;
+    m.tiled_dtype = tiled_dtype(t);
+    cursor += align_up(expect, 256);
+  }
   return m;
 }
 
@@ -459,12 +501,12 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
 
   // ---- weights: one device allocation, each tensor copied once from the map
   size_t weight_bytes = 0;
-  auto count = [&](const TensorView* t) {
-    if (t) weight_bytes += align_up(t->bytes, 256);
+  auto count = [&](const TensorView* t, bool gemv = true) {
+    if (t) weight_bytes += align_up(t->bytes, 256) * (gemv && tiled_dtype(*t) ? 2 : 1);
   };
-  count(&model->token_embd());
-  count(&model->output_norm());
   const bool tied = &model->output() == &model->token_embd();
+  count(&model->token_embd(), tied);
+  count(&model->output_norm());
   if (!tied) count(&model->output());
   for (const auto& L : model->layers()) {
     for (const TensorView* t : {L.attn_norm, L.wq, L.wk, L.wv, L.wo, L.ffn_norm, L.w_gate, L.w_up, L.w_down}) {
@@ -480,7 +522,7 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
     cursor += align_up(t.bytes, 256);
     return p;
   };
-  embd_ = upload_matrix(model->token_embd(), cursor);
+  embd_ = upload_matrix(model->token_embd(), cursor, tied);
   output_norm_ = upload_f32(model->output_norm());
   output_ = tied ? embd_ : upload_matrix(model->output(), cursor);
   layers_.clear();
@@ -607,9 +649,11 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
                        const ActBuffers& in, int64_t n, const GemvFusion& fuse, const GemvRope& rope) {
   GemvLaunch g;
   g.nseg = count;
-  g.dtype = mats[0]->dtype;
+  const bool tiled = mats[0]->tiled != nullptr;
+  g.dtype = tiled ? mats[0]->tiled_dtype : mats[0]->dtype;
   g.n = n;
-  for (int i = 0; i < count; ++i) g.seg[i] = GemvSegment{mats[i]->d, outs[i], mats[i]->rows, mats[i]->nb};
+  for (int i = 0; i < count; ++i)
+    g.seg[i] = GemvSegment{tiled ? mats[i]->tiled : mats[i]->d, outs[i], mats[i]->rows, mats[i]->nb};
   g.xf = xf;
   g.xq = in.xq;
   g.xd = in.xd;
@@ -916,6 +960,7 @@ std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBacke
 void register_cuda_backend() {
   register_backend({"cuda", 100, [](std::string* why) { return cuda_device_available(why); },
                     [] { return make_cuda_backend(); }});
+  register_gemv_bench("cuda", cuda::run_gemv_bench);
 }
 
 }  // namespace p64

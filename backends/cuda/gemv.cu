@@ -10,6 +10,7 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/quantize_act.cuh"
+#include "backends/cuda/tiled_formats.cuh"
 #include "backends/cuda/warp_reduce.cuh"
 #include "backends/cuda/weight_formats.cuh"
 
@@ -310,6 +311,7 @@ bool gemv_has_int_path(uint32_t dtype, int64_t n) {
   switch (dtype) {
     case kQ4_K: case kQ4_KS: case kQ6_K: case kQ6_KS: return n % 256 == 0;
     case kQ8_0: case kQ8_0S: return n % 32 == 0;
+    case kTiledQ4_K: case kTiledQ6_K: return n % 256 == 0;
     default: return false;
   }
 }
@@ -351,8 +353,12 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
       case kQ6_KS: return launch_rows<Dp2a<kQ6_KS>>(a, g.mode, r, stream);
       case kQ8_0: return launch_rows<Dp2a<kQ8_0>>(a, g.mode, r, stream);
       case kQ8_0S: return launch_rows<Dp2a<kQ8_0S>>(a, g.mode, r, stream);
+      case kTiledQ4_K: return launch_rows<TiledQ4_K>(a, g.mode, r, stream);
+      case kTiledQ6_K: return launch_rows<TiledQ6_K>(a, g.mode, r, stream);
     }
   }
+  if (g.dtype == kTiledQ4_K || g.dtype == kTiledQ6_K)
+    throw Error("CUDA backend: the tiled weight forms are read on the int16 activation path only");
   if (g.act_bits == 8 && gemv_has_int_path(g.dtype, g.n)) {
     switch (g.dtype) {
       case kQ4_K: return launch_rows<Dp4a<kQ4_K>>(a, g.mode, r, stream);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/tiled_weights.h"
 #include "cuda/cuda_test_support.h"
 #include "cuda/gemv_test_support.h"
 #include "engine/quant/dtype.h"
@@ -23,8 +24,9 @@ using test::rel_rms;
 struct Case {
   DType dtype;
   int64_t n;
+  bool tiled = false;  // the matrix repacked into its tiled form (gemv_layout=tiles)
 };
-void PrintTo(const Case& c, std::ostream* os) { *os << dtype_name(c.dtype) << "_" << c.n; }
+void PrintTo(const Case& c, std::ostream* os) { *os << dtype_name(c.dtype) << "_" << c.n << (c.tiled ? "_tiled" : ""); }
 
 class GemvTest : public ::testing::TestWithParam<Case> {};
 
@@ -48,22 +50,35 @@ TEST_P(GemvTest, MatchesHostReferenceOnEveryPathAndEpilogue) {
     ref_g[size_t(r)] = g;
     ref_u[size_t(r)] = u;
   }
+  uint32_t dtype = uint32_t(c.dtype);
+  if (c.tiled) {
+    for (HostMatrix* m : {&gate, &up}) {
+      std::vector<uint8_t> t(m->bytes.size());
+      cuda::pack_tiled(c.dtype, m->bytes.data(), t.data(), rows, c.n);
+      m->bytes = std::move(t);
+    }
+    dtype = cuda::tiled_dtype_for(c.dtype, c.n);
+  }
   DeviceVec<uint8_t> dg(gate.bytes), du(up.bytes);
   DeviceVec<float> out(static_cast<size_t>(rows)), out2(static_cast<size_t>(rows));
   std::vector<float> base(static_cast<size_t>(rows));
   for (auto& v : base) v = nd(rng);
 
   for (int bits : {0, 8, 16}) {
-    const bool int_path = bits && cuda::gemv_has_int_path(uint32_t(c.dtype), c.n);
+    const bool int_path = bits && cuda::gemv_has_int_path(dtype, c.n);
     if (bits && !int_path) continue;
+    if (c.tiled && bits != 16) continue;  // the tiled forms are read on the int16 path only
     ActOnDevice act(x, bits ? bits : 8);
     // integer activations cost about 1/(2^(bits-1)) of each activation's block maximum
     const double tol = !int_path ? 1e-5 : bits == 8 ? 3e-2 : 2e-4;
-    for (int rpw : {1, 2, 4}) {
-      SCOPED_TRACE("act_bits=" + std::to_string(bits) + " rows_per_warp=" + std::to_string(rpw));
+    for (int rpw : {1, 2, 4})
+    for (int in_flight : {1, 2}) {
+      SCOPED_TRACE("act_bits=" + std::to_string(bits) + " rows_per_warp=" + std::to_string(rpw) +
+                   " in_flight=" + std::to_string(in_flight));
       cuda::GemvLaunch g;
       g.nseg = 1;
-      g.dtype = uint32_t(c.dtype);
+      g.dtype = dtype;
+      g.units_in_flight = in_flight;
       g.n = c.n;
       g.xf = act.xf.get();
       g.xq = act.xq.get();
@@ -109,7 +124,7 @@ TEST_P(GemvTest, MatchesHostReferenceOnEveryPathAndEpilogue) {
 }
 
 std::string case_name(const ::testing::TestParamInfo<Case>& i) {
-  return std::string(dtype_name(i.param.dtype)) + "_" + std::to_string(i.param.n);
+  return std::string(dtype_name(i.param.dtype)) + "_" + std::to_string(i.param.n) + (i.param.tiled ? "_tiled" : "");
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFormats, GemvTest,
@@ -118,7 +133,9 @@ INSTANTIATE_TEST_SUITE_P(AllFormats, GemvTest,
                                            Case{DType::Q8_0, 544}, Case{DType::Q8_0_SOA, 544},
                                            Case{DType::Q4_K, 768}, Case{DType::Q4_K_SOA, 768},
                                            Case{DType::Q4_K_SOA, 3072}, Case{DType::Q6_K, 768},
-                                           Case{DType::Q6_K_SOA, 768}, Case{DType::Q6_K_SOA, 2816}),
+                                           Case{DType::Q6_K_SOA, 768}, Case{DType::Q6_K_SOA, 2816},
+                                           Case{DType::Q4_K, 768, true}, Case{DType::Q4_K, 3072, true},
+                                           Case{DType::Q6_K, 768, true}, Case{DType::Q6_K, 2816, true}),
                          case_name);
 
 TEST(CudaEmbed, DequantizesTheRowTheStepStateNames) {

@@ -1,0 +1,189 @@
+#include "backends/cuda/gemv_bench.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <random>
+
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
+#include "backends/cuda/tiled_weights.h"
+#include "engine/common/error.h"
+#include "engine/quant/dtype.h"
+#include "engine/quant/quant.h"
+
+namespace p64::cuda {
+namespace {
+
+struct OpShape {
+  const char* op;
+  int64_t rows, n;
+  GemvMode mode;
+};
+
+// Random quants with a finite f16 scale in every block: the speed of a GEMV does not depend
+// on the values, but NaNs would make the outputs useless for a glance.
+std::vector<uint8_t> random_blocks(DType aos, int64_t rows, int64_t n, uint64_t seed) {
+  const auto info = *dtype_info(aos);
+  std::vector<uint8_t> b(dtype_row_bytes(aos, uint64_t(n)) * uint64_t(rows));
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i + 8 <= b.size(); i += 8) {
+    const uint64_t v = rng();
+    std::memcpy(b.data() + i, &v, 8);
+  }
+  const uint16_t scale = 0x1C00;  // 2^-8
+  std::vector<size_t> fields;
+  if (aos == DType::Q4_K) fields = {0, 2};
+  else if (aos == DType::Q6_K) fields = {208};
+  else fields = {0};
+  for (size_t blk = 0; blk + info.block_bytes <= b.size(); blk += info.block_bytes)
+    for (size_t f : fields) std::memcpy(b.data() + blk + f, &scale, 2);
+  return b;
+}
+
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(size_t bytes) : p_(device_alloc(bytes, "bench-gemv buffer")) {}
+  ~DeviceBuffer() { device_free(p_); }
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  template <class T = uint8_t>
+  T* get() const { return static_cast<T*>(p_); }
+
+ private:
+  void* p_;
+};
+
+// The weight bytes in `layout`, or empty where the layout has no form for the dtype.
+std::vector<uint8_t> in_layout(DType aos, const std::string& layout, const std::vector<uint8_t>& blocks,
+                               int64_t rows, int64_t n) {
+  std::vector<uint8_t> out(blocks.size());
+  if (layout == "tiles") {
+    if (!tiled_dtype_for(aos, n)) return {};
+    pack_tiled(aos, blocks.data(), out.data(), rows, n);
+  } else if (layout == "blocks") {
+    soa_pack(aos, blocks.data(), out.data(), rows * n / dtype_info(aos)->block_elems);
+  } else {
+    throw Error("bench-gemv: unknown CUDA layout '" + layout + "' (blocks, tiles)");
+  }
+  return out;
+}
+
+uint32_t device_dtype(DType aos, const std::string& layout, int64_t n) {
+  return layout == "tiles" ? tiled_dtype_for(aos, n) : uint32_t(dtype_soa_of(aos));
+}
+
+GemvBenchRow time_one(const OpShape& s, DType aos, const std::string& layout, const GemvBenchRequest& req,
+                      size_t l2_bytes) {
+  const int64_t mats = s.mode == GemvMode::SwiGLU ? 2 : 1;
+  // SwiGLU's gate and up are two tensors (SoA and tiled field arrays are sized per tensor)
+  std::vector<uint8_t> host;
+  for (int64_t m = 0; m < mats; ++m) {
+    const std::vector<uint8_t> t = in_layout(aos, layout, random_blocks(aos, s.rows, s.n, 42 + m), s.rows, s.n);
+    if (t.empty()) return {};
+    host.insert(host.end(), t.begin(), t.end());
+  }
+  const size_t one = host.size() / size_t(mats);
+  const size_t copies = std::max<size_t>(2, (4 * l2_bytes + host.size() - 1) / host.size());
+  std::vector<std::unique_ptr<DeviceBuffer>> w;
+  for (size_t c = 0; c < copies; ++c) {
+    w.push_back(std::make_unique<DeviceBuffer>(host.size()));
+    P64_CUDA_CHECK(cudaMemcpy(w.back()->get(), host.data(), host.size(), cudaMemcpyHostToDevice));
+  }
+  // the activations as the decode step makes them: int16 per 32 from an RMSNorm kernel
+  std::vector<float> x(size_t(s.n));
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.f, 1.f);
+  for (auto& v : x) v = nd(rng);
+  DeviceBuffer x_in(x.size() * 4), xf(x.size() * 4), xq(x.size() * 2), xd(x.size() / 8 + 64), xs(x.size() / 4 + 64);
+  DeviceBuffer out(size_t(s.rows) * 4), out2(size_t(s.rows) * 4);
+  P64_CUDA_CHECK(cudaMemcpy(x_in.get(), x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+  const ActBuffers act{xf.get<float>(), xq.get(), xd.get<float>(), xs.get<float>(), 16};
+  launch_rmsnorm_quant(x_in.get<float>(), nullptr, 0.f, s.n, act, nullptr);
+
+  GemvLaunch g;
+  g.dtype = device_dtype(aos, layout, s.n);
+  g.n = s.n;
+  g.xf = act.xf;
+  g.xq = act.xq;
+  g.xd = act.xd;
+  g.xs = act.xs;
+  g.mode = s.mode;
+  g.act_bits = 16;
+  g.rows_per_warp = 2;
+  g.cap_registers = true;
+  g.units_in_flight = aos == DType::Q8_0 ? 2 : 1;  // the backend's auto
+  const int64_t nb = s.rows * s.n / dtype_info(aos)->block_elems;
+  cudaStream_t stream;
+  P64_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  auto launch = [&](size_t c) {
+    g.nseg = int(mats);
+    g.seg[0] = GemvSegment{w[c]->get(), out.get<float>(), s.rows, nb};
+    if (mats == 2) g.seg[1] = GemvSegment{w[c]->get() + one, out2.get<float>(), s.rows, nb};
+    launch_gemv(g, stream);
+  };
+  set_dependent_launch(true);  // as the decode step launches its kernels
+  for (size_t c = 0; c < copies; ++c) launch(c);
+  cudaEvent_t a, b;
+  P64_CUDA_CHECK(cudaEventCreate(&a));
+  P64_CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<double> us;
+  size_t next = 0;
+  for (int r = 0; r < req.repeats; ++r) {
+    P64_CUDA_CHECK(cudaEventRecord(a, stream));
+    for (int i = 0; i < req.iters; ++i) launch(next++ % copies);
+    P64_CUDA_CHECK(cudaEventRecord(b, stream));
+    P64_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    P64_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    us.push_back(1e3 * ms / req.iters);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  cudaStreamDestroy(stream);
+  std::sort(us.begin(), us.end());
+  GemvBenchRow row;
+  row.op = s.op;
+  row.dtype = std::string(dtype_name(aos));
+  row.layout = layout;
+  row.rows = s.rows * mats;
+  row.n = s.n;
+  row.bytes = host.size();
+  row.us_median = us[us.size() / 2];
+  row.us_min = us.front();
+  row.us_max = us.back();
+  return row;
+}
+
+}  // namespace
+
+std::vector<GemvBenchRow> run_gemv_bench(const GemvBenchRequest& req) {
+  std::string why;
+  if (!cuda_device_available(&why)) throw Error("bench-gemv: " + why);
+  if (req.iters < 1 || req.repeats < 1) throw Error("bench-gemv: iters and repeats must be at least 1");
+  int l2 = 0;
+  P64_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
+  const HParams& h = req.shape;
+  const int64_t E = h.n_embd, Q = h.q_dim(), KV = h.kv_dim(), F = h.n_ff;
+  const OpShape shapes[] = {{"qkv", Q + 2 * KV, E, GemvMode::Store}, {"o", E, Q, GemvMode::AddTo},
+                            {"gate_up", F, E, GemvMode::SwiGLU},     {"down", E, F, GemvMode::AddTo},
+                            {"logits", h.n_vocab, E, GemvMode::Store}};
+  std::vector<GemvBenchRow> rows;
+  for (const OpShape& s : shapes)
+    for (const std::string& dt : req.dtypes) {
+      const auto aos = dtype_from_name(dt);
+      if (!aos || (*aos != DType::Q4_K && *aos != DType::Q6_K && *aos != DType::Q8_0))
+        throw Error("bench-gemv: dtype '" + dt + "' is not one of Q4_K, Q6_K, Q8_0");
+      for (const std::string& layout : req.layouts) {
+        GemvBenchRow r = time_one(s, *aos, layout, req, size_t(l2));
+        if (r.bytes) rows.push_back(std::move(r));
+      }
+    }
+  return rows;
+}
+
+}  // namespace p64::cuda

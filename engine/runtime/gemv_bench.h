@@ -1,0 +1,39 @@
+#pragma once
+// A backend's decode-GEMV microbenchmark (p64 bench-gemv): each matrix of a model shape timed
+// alone, in each weight form the backend reads, as bytes per second. Backends that have one
+// register it next to their factory; the CLI divides by the passport's measured read ceiling.
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/model/hparams.h"
+
+namespace p64 {
+
+struct GemvBenchRequest {
+  HParams shape;                    // the matrices: qkv, o, gate_up, down, logits of this model
+  std::vector<std::string> dtypes;  // e.g. Q4_K, Q6_K, Q8_0
+  std::vector<std::string> layouts; // the backend's names, e.g. blocks, tiles
+  int iters = 100;                  // launches per timed repeat
+  int repeats = 5;
+};
+
+struct GemvBenchRow {
+  std::string op;      // qkv | o | gate_up | down | logits
+  std::string dtype;
+  std::string layout;
+  int64_t rows = 0, n = 0;
+  uint64_t bytes = 0;  // weight bytes one launch reads
+  double us_median = 0, us_min = 0, us_max = 0;  // per launch
+  double gbs() const { return us_median > 0 ? double(bytes) / (us_median * 1e3) : 0; }
+};
+
+using GemvBench = std::function<std::vector<GemvBenchRow>(const GemvBenchRequest&)>;
+
+void register_gemv_bench(std::string backend, GemvBench bench);
+// nullptr when the backend has none.
+const GemvBench* find_gemv_bench(std::string_view backend);
+
+}  // namespace p64
