@@ -23,6 +23,9 @@ struct Args {
   std::string preset = "llama-3.2-3b";
   std::vector<std::string> dtypes = {"Q4_K", "Q6_K", "Q8_0"};
   std::vector<std::string> layouts = {"blocks", "tiles"};
+  std::vector<int> rows_per_warp = {2};
+  std::vector<int> in_flight = {0};
+  std::vector<int> split_rows = {0};
   int iters = 100;
   int repeats = 5;
   bool json = false;
@@ -36,13 +39,17 @@ void run(const Args& a) {
   req.shape = synth_preset(a.preset);
   req.dtypes = a.dtypes;
   req.layouts = a.layouts;
+  req.rows_per_warp = a.rows_per_warp;
+  req.in_flight = a.in_flight;
+  req.split_rows = a.split_rows;
   req.iters = a.iters;
   req.repeats = a.repeats;
   const std::vector<GemvBenchRow> rows = (*bench)(req);
   if (a.json) {
     nlohmann::json out = {{"preset", a.preset}, {"backend", a.backend}, {"read_ceiling_gbs", ceiling}};
     for (const auto& r : rows)
-      out["rows"].push_back({{"op", r.op}, {"dtype", r.dtype}, {"layout", r.layout}, {"rows", r.rows}, {"n", r.n},
+      out["rows"].push_back({{"op", r.op}, {"dtype", r.dtype}, {"layout", r.layout}, {"rows_per_warp", r.rows_per_warp},
+                             {"in_flight", r.in_flight}, {"split_rows", r.split_rows}, {"rows", r.rows}, {"n", r.n},
                              {"bytes", r.bytes}, {"us_median", r.us_median}, {"us_min", r.us_min},
                              {"us_max", r.us_max}, {"gbs", r.gbs()}, {"share_of_ceiling", r.gbs() / ceiling}});
     std::printf("%s\n", out.dump(2).c_str());
@@ -50,11 +57,12 @@ void run(const Args& a) {
   }
   std::printf("bench-gemv %s on %s: read ceiling %.0f GB/s (passport, this run); %d launches x %d repeats\n",
               a.preset.c_str(), a.backend.c_str(), ceiling, a.iters, a.repeats);
-  std::printf("%-8s %-5s %-7s %7s %6s %9s %22s %8s %7s\n", "op", "dtype", "layout", "rows", "n", "MB",
-              "us/launch med (min-max)", "GB/s", "ceiling");
+  std::printf("%-8s %-5s %-7s %3s %3s %5s %7s %6s %9s %22s %8s %7s\n", "op", "dtype", "layout", "rpw", "if", "split", "rows", "n",
+              "MB", "us/launch med (min-max)", "GB/s", "ceiling");
   for (const auto& r : rows)
-    std::printf("%-8s %-5s %-7s %7lld %6lld %9.2f %8.2f (%6.2f-%6.2f) %8.0f %6.1f%%\n", r.op.c_str(), r.dtype.c_str(),
-                r.layout.c_str(), static_cast<long long>(r.rows), static_cast<long long>(r.n), r.bytes / 1e6,
+    std::printf("%-8s %-5s %-7s %3d %3d %5d %7lld %6lld %9.2f %8.2f (%6.2f-%6.2f) %8.0f %6.1f%%\n", r.op.c_str(),
+                r.dtype.c_str(), r.layout.c_str(), r.rows_per_warp, r.in_flight, r.split_rows, static_cast<long long>(r.rows),
+                static_cast<long long>(r.n), r.bytes / 1e6,
                 r.us_median, r.us_min, r.us_max, r.gbs(), 100.0 * r.gbs() / ceiling);
 }
 
@@ -66,6 +74,15 @@ const CommandRegistration reg(43, [](CLI::App& root) {
   c->add_option("--preset", a->preset, "Model shape (a p64 synth preset)")->capture_default_str();
   c->add_option("--dtypes", a->dtypes, "Weight types: Q4_K, Q6_K, Q8_0")->delimiter(',')->capture_default_str();
   c->add_option("--layouts", a->layouts, "Weight forms: blocks (SoA), tiles (gemv_layout=tiles)")
+      ->delimiter(',')
+      ->capture_default_str();
+  c->add_option("--rows-per-warp", a->rows_per_warp, "Rows per warp to sweep: 1, 2, 4 (gemv_rows)")
+      ->delimiter(',')
+      ->capture_default_str();
+  c->add_option("--in-flight", a->in_flight, "Units in flight per lane to sweep: 0 (auto), 1, 2 (gemv_in_flight)")
+      ->delimiter(',')
+      ->capture_default_str();
+  c->add_option("--split", a->split_rows, "Rows per block of the block-split kernel to sweep: 0 (none), 2, 4 (gemv_split)")
       ->delimiter(',')
       ->capture_default_str();
   c->add_option("--iters", a->iters, "Launches per timed repeat")->check(CLI::Range(1, 100000))->capture_default_str();

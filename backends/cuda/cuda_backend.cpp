@@ -71,6 +71,7 @@ struct Switches {
   bool attn_early = true;  // promoted on the H200 2026-12-04: B/A 1.044, 1.045 on the 3B Q4_K_M
   bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
   bool gemv_tiles = false;  // gemv_layout=tiles
+  int gemv_split = 0;       // rows per block of the block-split GEMV; 0: a warp owns whole rows
   std::string kv_type = "auto";
   bool batched_prefill = true;  // prefill: batched | stepwise
   int prefill_chunk = 512;
@@ -134,6 +135,9 @@ const std::vector<SwitchInfo>& switch_table() {
                       "scale facts in one header shared by 8 lanes. The copy costs the Q4_K/Q6_K matrices' size again "
                       "in device memory (the prefill and the embedding still read the blocks); int16 activations only",
        "blocks", "blocks|tiles", "opt-in"},
+      {"gemv_split", "decode GEMV (SoA and tiled integer forms): a block of 128 threads owns this many rows and its "
+                     "threads split the rows' units, so every weight load of a 3072-wide row is in flight at once "
+                     "(gemv_split.cu); 0: a warp owns whole rows and loads them in rounds", "0", "0|2|4", "opt-in"},
       {"kv_type", "KV cache element type; auto = f32 for F32 models, f16 otherwise", "auto", "auto|f16|f32",
        "default"},
       {"prefill", "batched: the prompt as T-token matrices on tensor cores (GEMMs dequantizing weight tiles to "
@@ -205,6 +209,9 @@ Switches parse_switches(const BackendOptions& o) {
       throw Error("CUDA backend: gemv_layout must be blocks or tiles (got '" + it->second + "')");
     s.gemv_tiles = it->second == "tiles";
   }
+  s.gemv_split = o.get_int("gemv_split", s.gemv_split);
+  if (s.gemv_split != 0 && s.gemv_split != 2 && s.gemv_split != 4)
+    throw Error("CUDA backend: gemv_split must be 0, 2 or 4 (got " + std::to_string(s.gemv_split) + ")");
   if (s.gemv_tiles && s.act_bits != 16)
     throw Error("CUDA backend: gemv_layout=tiles reads int16 activations only (act_quant=int16)");
   if (s.gemv_rows != 1 && s.gemv_rows != 2 && s.gemv_rows != 4)
@@ -669,6 +676,7 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.rows_per_warp = sw_.gemv_rows;
   g.fill_blocks = int64_t(sw_.gemv_fill) * multiprocessors_;
   g.rope = rope;
+  g.split_rows = sw_.gemv_split;
   launch_gemv(g, stream_);
 }
 

@@ -7,6 +7,7 @@
 #include <cuda_fp16.h>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/gemv_common.cuh"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/quantize_act.cuh"
@@ -27,58 +28,6 @@ namespace {
 #define P64_CUDA_GEMV_MIN_BLOCKS 4
 #endif
 constexpr int kWarps = P64_CUDA_GEMV_WARPS;  // warps per block
-
-struct GemvArgs {
-  GemvSegment seg[3];
-  int nseg;
-  int64_t total_rows;
-  int64_t n;
-  ActRef act;
-  GemvFusion fuse;
-  L2Prefetch prefetch;
-  GemvRope rope;
-  bool cap_registers;  // host side only: picks the kernel instance
-  int in_flight;       // host side only: units per lane in flight (1 or 2), picks the instance
-};
-
-// The qkv_rope epilogue: lanes 0..R-1 hold rows row0..row0+R-1 (row0 even, so lanes 2j and
-// 2j+1 hold one rotation pair of one head); q and k pairs are rotated in place and k and v rows
-// written to the cache at the step's position, as rope.cu does.
-template <int R>
-__device__ __forceinline__ void rope_epilogue(const GemvArgs& a, int64_t row0, const float res[R]) {
-  const int lane = threadIdx.x & 31;
-  float mine = 0.f;
-#pragma unroll
-  for (int i = 0; i < R; ++i)
-    if (lane == i) mine = res[i];
-  const float other = __shfl_xor_sync(0xffffffffu, mine, 1);
-  if (lane >= R || row0 + lane >= a.total_rows) return;
-  int64_t rr = row0 + lane;
-  int s = 0;
-  while (s + 1 < a.nseg && rr >= a.seg[s].rows) {
-    rr -= a.seg[s].rows;
-    ++s;
-  }
-  const GemvRope& p = a.rope;
-  const int64_t idx = (a.seg[s].out + rr) - p.qkv;  // row of the whole q, k, v vector
-  const int role = idx < p.q_rows ? 1 : idx < p.q_rows + p.kv_rows ? 2 : 3;
-  const int64_t in_role = role == 1 ? idx : role == 2 ? idx - p.q_rows : idx - p.q_rows - p.kv_rows;
-  const int d = int(in_role % p.head_dim);
-  const int pos = p.state->pos;
-  float v = mine;
-  if (role != 3 && d < p.rope_dim) {
-    float sn, cs;
-    sincosf(float(pos) * p.inv_freq[d >> 1], &sn, &cs);
-    v = (d & 1) ? other * sn + mine * cs : mine * cs - other * sn;
-    a.seg[s].out[rr] = v;
-  }
-  if (role == 2 || role == 3) {
-    const int64_t off = (in_role / p.head_dim * p.max_ctx + pos) * p.head_dim + d;
-    void* cache = role == 2 ? p.k_cache : p.v_cache;
-    if (p.kv_f16) static_cast<__half*>(cache)[off] = __float2half_rn(v);
-    else static_cast<float*>(cache)[off] = v;
-  }
-}
 
 // The float path reads fp32 activations and never quantizes its output.
 template <class P>
@@ -341,6 +290,9 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   if (g.fuse.quantize_out && (a.total_rows % 32 != 0 || (g.mode != GemvMode::AddTo && g.mode != GemvMode::SwiGLU) ||
                               (g.mode == GemvMode::AddTo && g.nseg != 1)))
     throw Error("CUDA backend: output quantization needs one AddTo/SwiGLU output of a multiple of 32 rows");
+  if (g.split_rows > 0 && g.act_bits == 16 && gemv_has_int_path(g.dtype, g.n) &&
+      launch_gemv_split(a, g.dtype, g.mode, g.split_rows, stream))
+    return;
   // gemv_fill: a matrix with few rows (o and down on the 3B: 3072) leaves block slots empty at
   // rows_per_warp; fewer rows per warp give it more blocks. The rope epilogue needs pairs.
   int r = g.rows_per_warp;

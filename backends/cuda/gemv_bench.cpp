@@ -77,8 +77,13 @@ uint32_t device_dtype(DType aos, const std::string& layout, int64_t n) {
   return layout == "tiles" ? tiled_dtype_for(aos, n) : uint32_t(dtype_soa_of(aos));
 }
 
-GemvBenchRow time_one(const OpShape& s, DType aos, const std::string& layout, const GemvBenchRequest& req,
-                      size_t l2_bytes) {
+struct Variant {
+  std::string layout;
+  int rows_per_warp, in_flight, split_rows;
+};
+
+GemvBenchRow time_one(const OpShape& s, DType aos, const Variant& v, const GemvBenchRequest& req, size_t l2_bytes) {
+  const std::string& layout = v.layout;
   const int64_t mats = s.mode == GemvMode::SwiGLU ? 2 : 1;
   // SwiGLU's gate and up are two tensors (SoA and tiled field arrays are sized per tensor)
   std::vector<uint8_t> host;
@@ -114,9 +119,10 @@ GemvBenchRow time_one(const OpShape& s, DType aos, const std::string& layout, co
   g.xs = act.xs;
   g.mode = s.mode;
   g.act_bits = 16;
-  g.rows_per_warp = 2;
+  g.rows_per_warp = v.rows_per_warp;
   g.cap_registers = true;
-  g.units_in_flight = aos == DType::Q8_0 ? 2 : 1;  // the backend's auto
+  g.units_in_flight = v.in_flight ? v.in_flight : aos == DType::Q8_0 ? 2 : 1;  // 0: the backend's auto
+  g.split_rows = v.split_rows;
   const int64_t nb = s.rows * s.n / dtype_info(aos)->block_elems;
   cudaStream_t stream;
   P64_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -150,6 +156,9 @@ GemvBenchRow time_one(const OpShape& s, DType aos, const std::string& layout, co
   row.op = s.op;
   row.dtype = std::string(dtype_name(aos));
   row.layout = layout;
+  row.rows_per_warp = g.rows_per_warp;
+  row.in_flight = g.units_in_flight;
+  row.split_rows = g.split_rows;
   row.rows = s.rows * mats;
   row.n = s.n;
   row.bytes = host.size();
@@ -165,6 +174,12 @@ std::vector<GemvBenchRow> run_gemv_bench(const GemvBenchRequest& req) {
   std::string why;
   if (!cuda_device_available(&why)) throw Error("bench-gemv: " + why);
   if (req.iters < 1 || req.repeats < 1) throw Error("bench-gemv: iters and repeats must be at least 1");
+  for (int r : req.rows_per_warp)
+    if (r != 1 && r != 2 && r != 4) throw Error("bench-gemv: rows per warp must be 1, 2 or 4 (got " + std::to_string(r) + ")");
+  for (int r : req.split_rows)
+    if (r != 0 && r != 2 && r != 4) throw Error("bench-gemv: split rows must be 0, 2 or 4 (got " + std::to_string(r) + ")");
+  for (int f : req.in_flight)
+    if (f < 0 || f > 2) throw Error("bench-gemv: units in flight must be 0 (auto), 1 or 2 (got " + std::to_string(f) + ")");
   int l2 = 0;
   P64_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   const HParams& h = req.shape;
@@ -178,10 +193,13 @@ std::vector<GemvBenchRow> run_gemv_bench(const GemvBenchRequest& req) {
       const auto aos = dtype_from_name(dt);
       if (!aos || (*aos != DType::Q4_K && *aos != DType::Q6_K && *aos != DType::Q8_0))
         throw Error("bench-gemv: dtype '" + dt + "' is not one of Q4_K, Q6_K, Q8_0");
-      for (const std::string& layout : req.layouts) {
-        GemvBenchRow r = time_one(s, *aos, layout, req, size_t(l2));
-        if (r.bytes) rows.push_back(std::move(r));
-      }
+      for (const std::string& layout : req.layouts)
+        for (int rpw : req.rows_per_warp)
+          for (int inf : req.in_flight)
+            for (int split : req.split_rows) {
+              GemvBenchRow r = time_one(s, *aos, Variant{layout, rpw, inf, split}, req, size_t(l2));
+              if (r.bytes) rows.push_back(std::move(r));
+            }
     }
   return rows;
 }

@@ -87,6 +87,9 @@ struct GemvLaunch {
   L2Prefetch prefetch;
   bool cap_registers = false;  // gemv_regs=cap: registers capped so 4 blocks fit per multiprocessor
   int units_in_flight = 1;     // gemv_in_flight: units per lane loaded before any arithmetic (1 | 2)
+  // gemv_split: rows per 128-thread block whose threads split the rows' units (2 | 4), for the
+  // SoA and tiled integer forms without fusions; 0: a warp owns whole rows
+  int split_rows = 0;
   GemvRope rope;               // Store mode, 2 or 4 rows per warp
 };
 // True when the integer-activation paths exist for this dtype and row length.

@@ -5,8 +5,8 @@
 # the full CUDA suite, compare vs the CPU's exact path, compute-sanitizer), then speed.
 # Carry .dev/gpu (p64, p64_cuda_tests, xz'd or not) and .dev/shared; the peer comes from
 # .dev/peer/llama-bench-cuda-sm90.xz or an earlier call's /tmp/llama-bench.
-# Env: STAGES (default "tests bench speed peer quality"), MODELS_LIST, EXTRA_OPTS (a third
-# decode row per model with these --opt switches on top of tiles).
+# Env: STAGES (default "tests bench speed peer quality"), MODELS_LIST, VARIANTS (below),
+# BENCH_ARGS (extra bench-gemv options), QUALITY_OPTS (the switches compare runs with).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export P64_SHARED_DIR=$PWD/.dev/shared
@@ -39,24 +39,38 @@ if has tests; then
   grep -E '^\[  FAILED  \]' "$L/cuda_tests.log" | head -8 | tee -a "$TABLE"
 fi
 if has bench; then
-  timeout 200 "$P64" bench-gemv --preset llama-3.2-3b --iters 50 --repeats 5 >"$L/bench_gemv.txt" 2>&1
+  timeout 200 "$P64" bench-gemv --preset llama-3.2-3b --iters 50 --repeats 5 ${BENCH_ARGS:-} >"$L/bench_gemv.txt" 2>&1
   cat "$L/bench_gemv.txt" >>"$TABLE"; cat "$L/bench_gemv.txt"
 fi
 speed() { timeout 150 "$P64" decode-proxy "$@" --tokens 128 --prompt-tokens 1 --runs 3 --warmup 1 --db "$DB" --json \
   2>>"$L/speed.err" | python3 -c "
 import json,sys; d=json.load(sys.stdin); m=d['decode_tok_s']; g=d['effective_gbs']['median']
 print('%7.1f [%7.1f-%7.1f] %5.0f GB/s %4.1f%% of ceiling' % (m['median'], m['min'], m['max'], g, 100*g/$CEIL))"; }
+# VARIANTS: NAME=SWITCH,SWITCH ... (NAME=- for the code defaults), each decoded on every model
+VARIANTS=${VARIANTS:-"blocks=gemv_layout=blocks tiles=gemv_layout=tiles"}
+opts_of() { opts=(); if [ "${1#*=}" != "-" ]; then IFS=',' read -ra sw <<<"${1#*=}"; for o in "${sw[@]}"; do opts+=(--opt "$o"); done; fi; }
 if has speed; then
   for spec in $MODELS_LIST; do
     f="$M/${spec%%:*}-${spec##*:}.p64"
-    row "$spec blocks tg128: $(speed "$f" --backend cuda)"
-    row "$spec tiles  tg128: $(speed "$f" --backend cuda --opt gemv_layout=tiles)"
-    [ -n "${EXTRA_OPTS:-}" ] && row "$spec tiles+$EXTRA_OPTS: $(speed "$f" --backend cuda --opt gemv_layout=tiles $EXTRA_OPTS)"
+    for v in $VARIANTS; do opts_of "$v"; row "$spec ${v%%=*} tg128: $(speed "$f" --backend cuda "${opts[@]}")"; done
   done
-  for layout in blocks tiles; do
-    timeout 90 "$P64" timeline "$M/llama-3.2-3b-Q4_K_M.p64" --backend cuda --opt gemv_layout=$layout --tokens 16 \
-      --no-store >"$L/timeline-3b-$layout.txt" 2>&1
-    { echo "timeline 3B Q4_K_M gemv_layout=$layout:"; head -30 "$L/timeline-3b-$layout.txt"; } >>"$TABLE"
+  set -- $VARIANTS
+  for v in "$1" "${@: -1}"; do  # the timeline of the first and the last variant
+    opts_of "$v"
+    timeout 90 "$P64" timeline "$M/llama-3.2-3b-Q4_K_M.p64" --backend cuda "${opts[@]}" --tokens 16 --no-store \
+      >"$L/timeline-3b-${v%%=*}.txt" 2>&1
+    { echo "timeline 3B Q4_K_M ${v%%=*}:"; grep -v '^timeline \[' "$L/timeline-3b-${v%%=*}.txt" | head -24; } >>"$TABLE"
+  done
+fi
+# AB="SWITCH=VALUE ...": two interleaved A/Bs each on the 3B Q4_K_M, the code defaults against
+# the defaults plus that switch (the plan's promotion rule: two consecutive wins)
+if has ab; then
+  for sw in ${AB:-gemv_layout=tiles}; do
+    for i in 1 2; do
+      timeout 150 "$P64" ab "$M/llama-3.2-3b-Q4_K_M.p64" --a "backend=cuda" --b "backend=cuda,opt.$sw" --runs 3 \
+        --tokens 128 --prompt-tokens 1 --quality-tokens 16 --db "$DB" >"$L/ab_${sw/=/_}_$i.log" 2>&1
+      row "ab#$i defaults + $sw: $(grep -E 'B/A' "$L/ab_${sw/=/_}_$i.log" | tr -s ' ') -> $(grep -oE 'VERDICT: [a-z]+' "$L/ab_${sw/=/_}_$i.log")"
+    done
   done
 fi
 if has peer && [ -x /tmp/llama-bench ]; then
@@ -68,22 +82,23 @@ import json; r=[t for t in json.load(open('$L/peer-$spec.json')) if t['n_gen']>0
 print(' / '.join('fa%d %.1f+-%.1f' % (t['flash_attn'], t['avg_ts'], t['stddev_ts']) for t in r))" 2>&1)"
   done
 fi
+QOPTS=""; for o in ${QUALITY_OPTS:-gemv_layout=tiles}; do QOPTS="$QOPTS --opt $o"; done
 if has quality; then
   ST=$M/stories260K.p64
   timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q
   SM=$M/smollm2-360m-Q8_0.p64
   for tool in memcheck racecheck; do
     timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$P64" decode-proxy "$M/smollm2-360m-Q4_K_M.p64" \
-      --backend cuda --opt gemv_layout=tiles --tokens 2 --prompt-tokens 1 --runs 1 --warmup 0 --no-store >"$L/sanitizer_$tool.log" 2>&1
-    row "compute-sanitizer $tool (smollm2 Q4_K_M, tiles): exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/sanitizer_$tool.log" | tr -s ' ')"
+      --backend cuda $QOPTS --tokens 2 --prompt-tokens 1 --runs 1 --warmup 0 --no-store >"$L/sanitizer_$tool.log" 2>&1
+    row "compute-sanitizer $tool (smollm2 Q4_K_M,$QOPTS): exit $? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$L/sanitizer_$tool.log" | tr -s ' ')"
   done
   quality() { local name=$1 limit=$2; shift 2
     timeout "$limit" "$P64" compare "$@" >"$L/compare_$name.log" 2>&1
     row "compare $name: exit $? $(grep -E 'PASS|FAIL|greedy' "$L/compare_$name.log" | tr -s ' ' | tr '\n' ' ') (${SECONDS} s)"; }
-  quality stories-tiles 60 "$ST" --backend cuda --opt gemv_layout=tiles --tokens 128 --greedy 200
-  quality smollm2-q4km-tiles 120 "$M/smollm2-360m-Q4_K_M.p64" --backend cuda --opt gemv_layout=tiles --tokens 128 --greedy 0
+  quality stories 60 "$ST" --backend cuda $QOPTS --tokens 128 --greedy 200
+  quality smollm2-q4km 120 "$M/smollm2-360m-Q4_K_M.p64" --backend cuda $QOPTS --tokens 128 --greedy 0
   left=$((${BUDGET:-575} - SECONDS))
-  [ "$left" -gt 60 ] && quality 3b-q4km-tiles $left "$M/llama-3.2-3b-Q4_K_M.p64" --backend cuda --opt gemv_layout=tiles --tokens 128 --greedy 0
+  [ "$left" -gt 60 ] && quality 3b-q4km $left "$M/llama-3.2-3b-Q4_K_M.p64" --backend cuda $QOPTS --tokens 128 --greedy 0
 fi
 tar -czf "$OUT/logs.tgz" -C "$L" . && rm -rf "$L"
 echo "==== table (${SECONDS} s)"; cat "$TABLE"

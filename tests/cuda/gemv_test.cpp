@@ -72,13 +72,16 @@ TEST_P(GemvTest, MatchesHostReferenceOnEveryPathAndEpilogue) {
     // integer activations cost about 1/(2^(bits-1)) of each activation's block maximum
     const double tol = !int_path ? 1e-5 : bits == 8 ? 3e-2 : 2e-4;
     for (int rpw : {1, 2, 4})
-    for (int in_flight : {1, 2}) {
+    for (int in_flight : {1, 2})
+    for (int split : {0, 2, 4}) {
+      if (split && (rpw != 2 || in_flight != 1)) continue;  // the block-split kernel has neither knob
       SCOPED_TRACE("act_bits=" + std::to_string(bits) + " rows_per_warp=" + std::to_string(rpw) +
-                   " in_flight=" + std::to_string(in_flight));
+                   " in_flight=" + std::to_string(in_flight) + " split=" + std::to_string(split));
       cuda::GemvLaunch g;
       g.nseg = 1;
       g.dtype = dtype;
       g.units_in_flight = in_flight;
+      g.split_rows = split;
       g.n = c.n;
       g.xf = act.xf.get();
       g.xq = act.xq.get();
@@ -190,9 +193,11 @@ TEST(CudaGemvRope, EpilogueMatchesTheRopeKernel) {
     ActOnDevice act(x, 16);
     for (int rpw : {2, 4})
       for (int f16 = 0; f16 < 2; ++f16)
-        for (int split : {0, 1}) {
+        for (int split : {0, 1})
+        for (int block : {0, 1}) {  // block: the block-split kernel (gemv_split = rpw rows per block)
+          if (block && dtype == DType::F32) continue;
           SCOPED_TRACE(std::string(dtype_name(dtype)) + " rows_per_warp " + std::to_string(rpw) + " f16 " +
-                       std::to_string(f16) + " split " + std::to_string(split));
+                       std::to_string(f16) + " split " + std::to_string(split) + " block " + std::to_string(block));
           const size_t cache_bytes = size_t(n_kv) * max_ctx * D * 4;
           DeviceVec<float> qkv_ref(size_t(Q + 2 * KV)), qkv(size_t(Q + 2 * KV));
           DeviceVec<uint8_t> kc_ref(cache_bytes), vc_ref(cache_bytes), kc(cache_bytes), vc(cache_bytes);
@@ -207,6 +212,7 @@ TEST(CudaGemvRope, EpilogueMatchesTheRopeKernel) {
             g.xs = act.xs.get();
             g.act_bits = bits;
             g.rows_per_warp = rpw;
+            g.split_rows = block ? rpw : 0;
             g.rope = rope;
             const cuda::GemvSegment q{dq.get(), out, Q, wq.nb}, k{dk.get(), out + Q, KV, wk.nb},
                 v{dv.get(), out + Q + KV, KV, wv.nb};

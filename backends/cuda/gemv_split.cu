@@ -1,0 +1,140 @@
+// Decode GEMV with a block's threads split over its rows' units (the gemv_split switch). A block
+// of 128 threads owns R rows; thread t takes units t, t + 128, ... of every row. A row of 96
+// units (3072 elements of Q4_K) costs each thread one unit, so all R rows' weights are in flight
+// at once: one memory latency per block, where a warp that owns whole rows waits one latency
+// per round of units. Partial sums meet in shared memory; warp 0 runs the epilogue.
+#include "backends/cuda/gemv_common.cuh"
+#include "backends/cuda/launch.cuh"
+#include "backends/cuda/tiled_formats.cuh"
+#include "backends/cuda/warp_reduce.cuh"
+
+namespace p64::cuda {
+namespace {
+
+constexpr int kThreads = 128;
+constexpr int kWarpsPerBlock = kThreads / 32;
+
+// U: units per thread loaded before any arithmetic (rows longer than 128 U units loop).
+template <class P, int R, int MODE, int U>
+__global__ void __launch_bounds__(kThreads, 4) gemv_split_kernel(const GemvArgs a) {
+  constexpr int NR = MODE == 2 ? 2 * R : R;
+  const int t = threadIdx.x, lane = t & 31, warp = t >> 5;
+  const int64_t row0 = int64_t(blockIdx.x) * R;
+  typename P::RowPtr ref[R];
+  float* out[R];
+  bool valid[R];
+  const int64_t up_bytes = MODE == 2 ? a.seg[1].w - a.seg[0].w : 0;
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    int64_t rr = row0 + i;
+    valid[i] = rr < a.total_rows;
+    int s = 0;
+    if constexpr (MODE != 2) {
+      while (s + 1 < a.nseg && rr >= a.seg[s].rows) { rr -= a.seg[s].rows; ++s; }
+    }
+    if (!valid[i]) rr = 0;
+    ref[i] = P::row_ptr(RowRef{a.seg[s].w, a.seg[s].nb, rr, a.n});
+    out[i] = a.seg[s].out + rr;
+  }
+  const int64_t units = P::units(a.n);
+  float acc[NR];
+#pragma unroll
+  for (int i = 0; i < NR; ++i) acc[i] = 0.f;
+  typename P::Raw raw[U][NR];
+  auto load = [&](int64_t base) {
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      const int64_t u = base + kThreads * k;
+      if (u < units) {
+#pragma unroll
+        for (int i = 0; i < NR; ++i)
+          if (valid[i % R]) P::load(raw[k][i], i < R ? ref[i] : P::shift(ref[i - R], up_bytes), u);
+      }
+    }
+  };
+  load(t);  // weights depend on no kernel: in flight while the previous one finishes
+  dependency_wait();
+  for (int64_t base = t; base < units;) {
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      const int64_t u = base + kThreads * k;
+      if (u < units) {
+        typename P::X x;
+        P::load_x(x, a.act, a.n, u);
+#pragma unroll
+        for (int i = 0; i < NR; ++i)
+          if (valid[i % R]) acc[i] += P::dot(raw[k][i], x, u);
+      }
+    }
+    base += kThreads * U;
+    if (base < units) load(base);
+  }
+
+  __shared__ float part[kWarpsPerBlock][NR];
+#pragma unroll
+  for (int i = 0; i < NR; ++i) {
+    const float v = warp_sum(acc[i]);
+    if (lane == 0) part[warp][i] = v;
+  }
+  __syncthreads();
+  if (warp != 0) return;
+  float total = 0.f;  // lane i < NR: row i's dot product (SwiGLU: up row i - R)
+  if (lane < NR) {
+#pragma unroll
+    for (int w = 0; w < kWarpsPerBlock; ++w) total += part[w][lane];
+  }
+  const float up = __shfl_down_sync(0xffffffffu, total, R);
+  float res[R];
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    res[i] = 0.f;
+    if (lane == i && valid[i]) {
+      if constexpr (MODE == 0) res[i] = total;
+      else if constexpr (MODE == 1) res[i] = *out[i] + total;  // this block is the row's only writer
+      else res[i] = total / (1.f + __expf(-total)) * up;
+      *out[i] = res[i];
+    }
+  }
+  if constexpr (MODE == 0 && R % 2 == 0) {
+    if (a.rope.inv_freq) rope_epilogue<R>(a, row0, res);
+  }
+}
+
+template <class P, int R, int MODE>
+void launch_r(const GemvArgs& a, cudaStream_t stream) {
+  const dim3 grid(unsigned((a.total_rows + R - 1) / R));
+  if (P::units(a.n) <= kThreads)
+    return launch_kernel("gemv_split_kernel", gemv_split_kernel<P, R, MODE, 1>, grid, dim3(kThreads), 0, stream, a);
+  launch_kernel("gemv_split_kernel", gemv_split_kernel<P, R, MODE, 2>, grid, dim3(kThreads), 0, stream, a);
+}
+
+template <class P, int R>
+void launch_mode(const GemvArgs& a, GemvMode mode, cudaStream_t stream) {
+  switch (mode) {
+    case GemvMode::Store: return launch_r<P, R, 0>(a, stream);
+    case GemvMode::AddTo: return launch_r<P, R, 1>(a, stream);
+    case GemvMode::SwiGLU: return launch_r<P, R, 2>(a, stream);
+  }
+}
+
+template <class P>
+void launch_p(const GemvArgs& a, GemvMode mode, int rows, cudaStream_t stream) {
+  if (rows >= 4) return launch_mode<P, 4>(a, mode, stream);
+  launch_mode<P, 2>(a, mode, stream);
+}
+
+}  // namespace
+
+bool launch_gemv_split(const GemvArgs& a, uint32_t dtype, GemvMode mode, int rows_per_block, cudaStream_t stream) {
+  if (a.fuse.in_ssq || a.fuse.quantize_out || a.prefetch.count) return false;
+  switch (dtype) {
+    case kQ4_KS: launch_p<Dp2a<kQ4_KS>>(a, mode, rows_per_block, stream); return true;
+    case kQ6_KS: launch_p<Dp2a<kQ6_KS>>(a, mode, rows_per_block, stream); return true;
+    case kQ8_0S: launch_p<Dp2a<kQ8_0S>>(a, mode, rows_per_block, stream); return true;
+    case kTiledQ4_K: launch_p<TiledQ4_K>(a, mode, rows_per_block, stream); return true;
+    case kTiledQ6_K: launch_p<TiledQ6_K>(a, mode, rows_per_block, stream); return true;
+    default: return false;
+  }
+}
+
+}  // namespace p64::cuda
