@@ -100,39 +100,42 @@ __global__ void __launch_bounds__(kThreads, 4) gemv_split_kernel(const GemvArgs 
   }
 }
 
+// `units`: the row's units as P counts them (P::units is device code).
 template <class P, int R, int MODE>
-void launch_r(const GemvArgs& a, cudaStream_t stream) {
+void launch_r(const GemvArgs& a, int64_t units, cudaStream_t stream) {
   const dim3 grid(unsigned((a.total_rows + R - 1) / R));
-  if (P::units(a.n) <= kThreads)
+  if (units <= kThreads)
     return launch_kernel("gemv_split_kernel", gemv_split_kernel<P, R, MODE, 1>, grid, dim3(kThreads), 0, stream, a);
   launch_kernel("gemv_split_kernel", gemv_split_kernel<P, R, MODE, 2>, grid, dim3(kThreads), 0, stream, a);
 }
 
 template <class P, int R>
-void launch_mode(const GemvArgs& a, GemvMode mode, cudaStream_t stream) {
+void launch_mode(const GemvArgs& a, GemvMode mode, int64_t units, cudaStream_t stream) {
   switch (mode) {
-    case GemvMode::Store: return launch_r<P, R, 0>(a, stream);
-    case GemvMode::AddTo: return launch_r<P, R, 1>(a, stream);
-    case GemvMode::SwiGLU: return launch_r<P, R, 2>(a, stream);
+    case GemvMode::Store: return launch_r<P, R, 0>(a, units, stream);
+    case GemvMode::AddTo: return launch_r<P, R, 1>(a, units, stream);
+    case GemvMode::SwiGLU: return launch_r<P, R, 2>(a, units, stream);
   }
 }
 
 template <class P>
-void launch_p(const GemvArgs& a, GemvMode mode, int rows, cudaStream_t stream) {
-  if (rows >= 4) return launch_mode<P, 4>(a, mode, stream);
-  launch_mode<P, 2>(a, mode, stream);
+bool launch_p(const GemvArgs& a, GemvMode mode, int rows, int64_t units, cudaStream_t stream) {
+  if (rows >= 4) launch_mode<P, 4>(a, mode, units, stream);
+  else launch_mode<P, 2>(a, mode, units, stream);
+  return true;
 }
 
 }  // namespace
 
 bool launch_gemv_split(const GemvArgs& a, uint32_t dtype, GemvMode mode, int rows_per_block, cudaStream_t stream) {
   if (a.fuse.in_ssq || a.fuse.quantize_out || a.prefetch.count) return false;
+  const int64_t units = a.n / 32;  // a 32-element unit: every form here but Q8_0's 16-byte halves
   switch (dtype) {
-    case kQ4_KS: launch_p<Dp2a<kQ4_KS>>(a, mode, rows_per_block, stream); return true;
-    case kQ6_KS: launch_p<Dp2a<kQ6_KS>>(a, mode, rows_per_block, stream); return true;
-    case kQ8_0S: launch_p<Dp2a<kQ8_0S>>(a, mode, rows_per_block, stream); return true;
-    case kTiledQ4_K: launch_p<TiledQ4_K>(a, mode, rows_per_block, stream); return true;
-    case kTiledQ6_K: launch_p<TiledQ6_K>(a, mode, rows_per_block, stream); return true;
+    case kQ4_KS: return launch_p<Dp2a<kQ4_KS>>(a, mode, rows_per_block, units, stream);
+    case kQ6_KS: return launch_p<Dp2a<kQ6_KS>>(a, mode, rows_per_block, units, stream);
+    case kQ8_0S: return launch_p<Dp2a<kQ8_0S>>(a, mode, rows_per_block, 2 * units, stream);
+    case kTiledQ4_K: return launch_p<TiledQ4_K>(a, mode, rows_per_block, units, stream);
+    case kTiledQ6_K: return launch_p<TiledQ6_K>(a, mode, rows_per_block, units, stream);
     default: return false;
   }
 }
