@@ -35,10 +35,6 @@ struct DevMatrix {
   int64_t rows = 0;
   int64_t nb = 0;    // blocks of the whole tensor
   uint64_t bytes = 0;
-  // gemv_layout=tiles: the decode GEMV's copy in a tiled form (tiled_weights.h); the block
-  // form above stays for the prefill GEMMs and the embedding lookup.
-  const uint8_t* tiled = nullptr;
-  uint32_t tiled_dtype = 0;
 };
 
 struct DevLayer {
@@ -72,6 +68,7 @@ struct Switches {
   bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
   bool gemv_tiles = false;  // gemv_layout=tiles
   int gemv_split = 0;       // rows per block of the block-split GEMV; 0: a warp owns whole rows
+  bool swiglu_quant = false;  // the gate/up GEMV quantizes the down projection's input itself
   std::string kv_type = "auto";
   bool batched_prefill = true;  // prefill: batched | stepwise
   int prefill_chunk = 512;
@@ -131,13 +128,16 @@ const std::vector<SwitchInfo>& switch_table() {
                    "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs); "
                    "promoted on the H200 (B/A 1.006, 1.004)", "1", "0|1", "default"},
       {"gemv_layout", "decode GEMV weight layout: 'blocks' reads the file's Q4_K/Q6_K blocks (AoS or SoA); 'tiles' "
-                      "reads a copy repacked at load (tiled_weights.h): one 16-byte load per 32-element sub-block, its "
-                      "scale facts in one header shared by 8 lanes. The copy costs the Q4_K/Q6_K matrices' size again "
-                      "in device memory (the prefill and the embedding still read the blocks); int16 activations only",
+                      "repacks them at load (tiled_weights.h): one 16-byte load per 32-element sub-block, its scale facts "
+                      "in one header shared by 8 lanes; the prefill GEMMs and the embedding read the same copy; "
+                      "int16 activations only",
        "blocks", "blocks|tiles", "opt-in"},
       {"gemv_split", "decode GEMV (SoA and tiled integer forms): a block of 128 threads owns this many rows and its "
                      "threads split the rows' units, so every weight load of a 3072-wide row is in flight at once "
                      "(gemv_split.cu); 0: a warp owns whole rows and loads them in rounds", "0", "0|2|4", "opt-in"},
+      {"swiglu_quant", "the fused gate/up GEMV's SwiGLU epilogue writes the down projection's int16 input (blocks "
+                       "of 32 rows, 16 warps) instead of a separate quantization kernel: one launch fewer per layer",
+       "0", "0|1", "opt-in"},
       {"kv_type", "KV cache element type; auto = f32 for F32 models, f16 otherwise", "auto", "auto|f16|f32",
        "default"},
       {"prefill", "batched: the prompt as T-token matrices on tensor cores (GEMMs dequantizing weight tiles to "
@@ -209,6 +209,7 @@ Switches parse_switches(const BackendOptions& o) {
       throw Error("CUDA backend: gemv_layout must be blocks or tiles (got '" + it->second + "')");
     s.gemv_tiles = it->second == "tiles";
   }
+  s.swiglu_quant = o.get_bool("swiglu_quant", s.swiglu_quant);
   s.gemv_split = o.get_int("gemv_split", s.gemv_split);
   if (s.gemv_split != 0 && s.gemv_split != 2 && s.gemv_split != 4)
     throw Error("CUDA backend: gemv_split must be 0, 2 or 4 (got " + std::to_string(s.gemv_split) + ")");
@@ -300,8 +301,7 @@ class CudaBackend final : public Backend {
     device_bytes_ += bytes;
     return p;
   }
-  // gemv: a decode GEMV reads the matrix (with gemv_layout=tiles it also gets a tiled copy)
-  DevMatrix upload_matrix(const TensorView& t, uint8_t*& cursor, bool gemv = true);
+  DevMatrix upload_matrix(const TensorView& t, uint8_t*& cursor);
   uint32_t tiled_dtype(const TensorView& t) const;
   int32_t step(int32_t token, int32_t pos);
   void enqueue_step();
@@ -354,7 +354,7 @@ class CudaBackend final : public Backend {
 
   float* d_x_ = nullptr;
   ActBuffers act_{};
-  ActBuffers act_alt_{};       // fuse_norm: the other side of the ping-pong (a GEMV reads one, writes the other)
+  ActBuffers act_alt_{};       // fuse_norm, swiglu_quant: the other side of the ping-pong (a GEMV reads one, writes the other)
   float* d_ssq_attn_ = nullptr;  // fuse_norm: partial sums of squares of the residual, per 32
   float* d_ssq_ffn_ = nullptr;
   bool fuse_norm_ = false;
@@ -442,7 +442,7 @@ uint32_t CudaBackend::tiled_dtype(const TensorView& t) const {
   return sw_.gemv_tiles ? tiled_dtype_for(dtype_aos_of(t.dtype), t.row_length()) : 0;
 }
 
-DevMatrix CudaBackend::upload_matrix(const TensorView& stored, uint8_t*& cursor, bool gemv) {
+DevMatrix CudaBackend::upload_matrix(const TensorView& stored, uint8_t*& cursor) {
   std::vector<uint8_t> plain;  // a CPU-layout (row-interleaved) matrix goes up as its plain blocks
   const TensorView t = plain_blocks(stored, plain);
   if (!supported_dtype(t.dtype))
@@ -457,18 +457,16 @@ DevMatrix CudaBackend::upload_matrix(const TensorView& stored, uint8_t*& cursor,
   if (t.bytes < expect)
     throw Error("CUDA backend: tensor " + t.name + " holds " + std::to_string(t.bytes) + " bytes, its shape needs " +
                 std::to_string(expect));
-  // Straight from the mapped file to the device: no host copy is made (but for a CPU layout).
-  P64_CUDA_CHECK(cudaMemcpy(cursor, t.data, expect, cudaMemcpyHostToDevice));
+  uint8_t* dst = cursor;
   DevMatrix m;
-  m.d = cursor;
+  m.d = dst;
   m.dtype = static_cast<uint32_t>(t.dtype);
   m.n = n;
   m.rows = t.rows();
   m.nb = t.elements() / info->block_elems;
   m.bytes = expect;
   cursor += align_up(expect, 256);
-  if (gemv && tiled_dtype(t)) {
-    const DType aos = dtype_aos_of(t.dtype);
+  if (const uint32_t tiled = tiled_dtype(t)) {  // gemv_layout=tiles: every kernel reads the tiled form
     std::vector<uint8_t> blocks;
     const void* src = t.data;
     if (dtype_is_packed(t.dtype)) {
@@ -477,12 +475,13 @@ DevMatrix CudaBackend::upload_matrix(const TensorView& stored, uint8_t*& cursor,
       src = blocks.data();
     }
     std::vector<uint8_t> tiles(expect);
-    pack_tiled(aos, src, tiles.data(), m.rows, n);
-    P64_CUDA_CHECK(cudaMemcpy(cursor, tiles.data(), expect, cudaMemcpyHostToDevice));
-    m.tiled = cursor;
-    m.tiled_dtype = tiled_dtype(t);
-    cursor += align_up(expect, 256);
+    pack_tiled(dtype_aos_of(t.dtype), src, tiles.data(), m.rows, n);
+    P64_CUDA_CHECK(cudaMemcpy(dst, tiles.data(), expect, cudaMemcpyHostToDevice));
+    m.dtype = tiled;
+    return m;
   }
+  // Straight from the mapped file to the device: no host copy is made (but for a CPU layout).
+  P64_CUDA_CHECK(cudaMemcpy(dst, t.data, expect, cudaMemcpyHostToDevice));
   return m;
 }
 
@@ -508,11 +507,11 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
 
   // ---- weights: one device allocation, each tensor copied once from the map
   size_t weight_bytes = 0;
-  auto count = [&](const TensorView* t, bool gemv = true) {
-    if (t) weight_bytes += align_up(t->bytes, 256) * (gemv && tiled_dtype(*t) ? 2 : 1);
+  auto count = [&](const TensorView* t) {
+    if (t) weight_bytes += align_up(t->bytes, 256);
   };
   const bool tied = &model->output() == &model->token_embd();
-  count(&model->token_embd(), tied);
+  count(&model->token_embd());
   count(&model->output_norm());
   if (!tied) count(&model->output());
   for (const auto& L : model->layers()) {
@@ -529,7 +528,7 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
     cursor += align_up(t.bytes, 256);
     return p;
   };
-  embd_ = upload_matrix(model->token_embd(), cursor, tied);
+  embd_ = upload_matrix(model->token_embd(), cursor);
   output_norm_ = upload_f32(model->output_norm());
   output_ = tied ? embd_ : upload_matrix(model->output(), cursor);
   layers_.clear();
@@ -566,12 +565,14 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   act_.xd = static_cast<float*>(alloc(wide / 32 * sizeof(float), "activation scales"));
   act_.xs = static_cast<float*>(alloc(wide / 16 * sizeof(float), "activation sums"));
   fuse_norm_ = sw_.fuse_norm && can_fuse_norm();
-  if (fuse_norm_) {
+  if (fuse_norm_ || sw_.swiglu_quant) {
     act_alt_.xf = static_cast<float*>(alloc(wide * sizeof(float), "activations (second)"));
     act_alt_.xq = alloc(wide * sizeof(int16_t), "integer activations (second)");
     act_alt_.bits = act_.bits;
     act_alt_.xd = static_cast<float*>(alloc(wide / 32 * sizeof(float), "activation scales (second)"));
     act_alt_.xs = static_cast<float*>(alloc(wide / 16 * sizeof(float), "activation sums (second)"));
+  }
+  if (fuse_norm_) {
     d_ssq_attn_ = static_cast<float*>(alloc(wide / 32 * sizeof(float), "norm partial sums"));
     d_ssq_ffn_ = static_cast<float*>(alloc(wide / 32 * sizeof(float), "norm partial sums"));
   }
@@ -656,11 +657,9 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
                        const ActBuffers& in, int64_t n, const GemvFusion& fuse, const GemvRope& rope) {
   GemvLaunch g;
   g.nseg = count;
-  const bool tiled = mats[0]->tiled != nullptr;
-  g.dtype = tiled ? mats[0]->tiled_dtype : mats[0]->dtype;
+  g.dtype = mats[0]->dtype;
   g.n = n;
-  for (int i = 0; i < count; ++i)
-    g.seg[i] = GemvSegment{tiled ? mats[i]->tiled : mats[i]->d, outs[i], mats[i]->rows, mats[i]->nb};
+  for (int i = 0; i < count; ++i) g.seg[i] = GemvSegment{mats[i]->d, outs[i], mats[i]->rows, mats[i]->nb};
   g.xf = xf;
   g.xq = in.xq;
   g.xd = in.xd;
@@ -778,6 +777,9 @@ void CudaBackend::enqueue_step() {
     if (!fused)
       op("rms_ffn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.ffn_norm, hp.rms_eps, E, act_, stream_, sw_.rms_batched); });
     const bool fuse = sw_.fused_gate_up && L.gate.dtype == L.up.dtype;
+    const bool down_int = int_path(L.down);
+    // swiglu_quant: the SwiGLU epilogue writes down's input into act_alt_ (gate_up reads act_)
+    const bool swiglu_quant = sw_.swiglu_quant && !fused && fuse && down_int && int_path(L.gate) && F % 32 == 0;
     op("gate_up", OpGroup::Ffn, l, [&] {
       const DevMatrix* m[2] = {&L.gate, &L.up};
       float* o[2] = {d_hidden_, d_hidden2_};
@@ -787,6 +789,11 @@ void CudaBackend::enqueue_step() {
         f.quantize_out = true;
         f.out = act_alt_;
         gemv(m, o, 2, GemvMode::SwiGLU, normed.xf, normed, E, f);
+      } else if (swiglu_quant) {
+        GemvFusion f;
+        f.quantize_out = true;
+        f.out = act_alt_;
+        gemv(m, o, 2, GemvMode::SwiGLU, act_.xf, act_, E, f);
       } else if (fuse) {
         gemv(m, o, 2, GemvMode::SwiGLU, act_.xf, act_, E);
       } else {
@@ -799,8 +806,7 @@ void CudaBackend::enqueue_step() {
         launch_swiglu(d_hidden_, d_hidden2_, d_hidden_, F, stream_);
       }
     });
-    const bool down_int = int_path(L.down);
-    if (down_int && !fused)
+    if (down_int && !fused && !swiglu_quant)
       op("ffn_quant", OpGroup::Ffn, l, [&] { launch_rmsnorm_quant(d_hidden_, nullptr, 0.f, F, act_, stream_); });
     op("down", OpGroup::Ffn, l, [&] {
       const DevMatrix* m[1] = {&L.down};
@@ -812,6 +818,7 @@ void CudaBackend::enqueue_step() {
         gemv(m, o, 1, GemvMode::AddTo, mixed.xf, mixed, F, residual_epilogue(next_norm, d_ssq_attn_));
         return;
       }
+      if (swiglu_quant) return gemv(m, o, 1, GemvMode::AddTo, act_alt_.xf, act_alt_, F);
       gemv(m, o, 1, GemvMode::AddTo, down_int ? act_.xf : d_hidden_, act_, F);
     });
   }

@@ -36,12 +36,12 @@ template <uint32_t T>
 constexpr bool kFloatPath<FloatPath<T>> = true;
 
 // Warps per block, and passes per block: a block that quantizes its output covers 32 rows (one
-// quantization block) in 32 / (W * R) passes of W warps; more warps than 8 would cap the
-// registers below what the SwiGLU rows need.
-template <bool QOUT>
-constexpr int warps_per_block() { return QOUT ? 8 : kWarps; }
+// quantization block) in 32 / (W * R) passes of W warps: one pass of 16 warps at 2 rows per
+// warp (8 at 4), so no warp loads its rows' weights in two rounds; 1 row per warp takes 2.
 template <int R, bool QOUT>
-constexpr int passes_per_block() { return QOUT ? 32 / (warps_per_block<QOUT>() * R) : 1; }
+constexpr int warps_per_block() { return QOUT ? (R == 1 ? 16 : 32 / R) : kWarps; }
+template <int R, bool QOUT>
+constexpr int passes_per_block() { return QOUT ? 32 / (warps_per_block<R, QOUT>() * R) : 1; }
 
 // 1/rms of the input from the producer's per-32 partial sums of squares, summed in a fixed
 // order so every warp (and every run) gets the same value.
@@ -155,8 +155,8 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
 // MINB > 1 caps the registers so that MINB blocks fit on a multiprocessor (gemv_regs=cap):
 // more warps in flight per SM at the price of a few rematerialized addresses.
 template <class P, int R, int MODE, bool QOUT, int MINB, int IF>
-__global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kernel(const GemvArgs a) {
-  constexpr int W = warps_per_block<QOUT>();
+__global__ void __launch_bounds__(warps_per_block<R, QOUT>() * 32, MINB) gemv_kernel(const GemvArgs a) {
+  constexpr int W = warps_per_block<R, QOUT>();
   constexpr int kPasses = passes_per_block<R, QOUT>();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   for (int i = 0; i < a.prefetch.count; ++i) prefetch_l2_span(a.prefetch.ptr[i], a.prefetch.bytes[i]);
@@ -183,7 +183,7 @@ __global__ void __launch_bounds__(warps_per_block<QOUT>() * 32, MINB) gemv_kerne
 }
 template <class P, int R, int MODE, bool QOUT, int MINB = 1>
 void launch_blocks(const GemvArgs& a, cudaStream_t stream) {
-  constexpr int W = warps_per_block<QOUT>();
+  constexpr int W = warps_per_block<R, QOUT>();
   const int64_t rows_per_block = int64_t(W) * R * passes_per_block<R, QOUT>();
   const int64_t blocks = (a.total_rows + rows_per_block - 1) / rows_per_block;
   if (a.in_flight == 1 || P::kInFlight == 1)
@@ -196,7 +196,12 @@ void launch_blocks(const GemvArgs& a, cudaStream_t stream) {
 template <class P, int R, int MODE>
 void launch_one(const GemvArgs& a, cudaStream_t stream) {
   if constexpr (!kFloatPath<P> && MODE != 0) {
-    if (a.fuse.quantize_out) return launch_blocks<P, R, MODE, true>(a, stream);
+    if (a.fuse.quantize_out) {
+      // under gemv_regs=cap, 16 warps per multiprocessor as the other GEMVs have
+      constexpr int kQoutMinBlocks = 16 / warps_per_block<R, true>();
+      if (a.cap_registers) return launch_blocks<P, R, MODE, true, kQoutMinBlocks>(a, stream);
+      return launch_blocks<P, R, MODE, true>(a, stream);
+    }
   }
   if (a.fuse.quantize_out) throw Error("CUDA backend: output quantization needs an integer GEMV path");
   // Measured on the H200 (docs/cuda-backend.md): 4 blocks of 4 warps fit without spilling up
@@ -350,6 +355,8 @@ void launch_embed(uint32_t dtype, const uint8_t* w, int64_t rows, int64_t n, int
     case kQ4_KS: return embed_one<kQ4_KS>(r, state, rows, out, stream);
     case kQ6_K: return embed_one<kQ6_K>(r, state, rows, out, stream);
     case kQ6_KS: return embed_one<kQ6_KS>(r, state, rows, out, stream);
+    case kTiledQ4_K: return embed_one<kTiledQ4_K>(r, state, rows, out, stream);
+    case kTiledQ6_K: return embed_one<kTiledQ6_K>(r, state, rows, out, stream);
   }
   throw Error("CUDA backend: no embedding kernel for dtype id " + std::to_string(dtype));
 }

@@ -238,7 +238,7 @@ void launch_dt(const PrefillGemm& g, int sms, cudaStream_t stream) {
 bool prefill_gemm_supports(uint32_t dtype) {
   switch (dtype) {
     case kF32: case kF16: case kBF16: case kQ5_0: case kQ8_0: case kQ8_0S: case kQ4_K: case kQ4_KS: case kQ6_K:
-    case kQ6_KS:
+    case kQ6_KS: case kTiledQ4_K: case kTiledQ6_K:
       return true;
     default:
       return false;
@@ -263,6 +263,8 @@ void launch_prefill_gemm(const PrefillGemm& g, int sms, cudaStream_t stream) {
     case kQ4_KS: return launch_dt<kQ4_KS>(g, sms, stream);
     case kQ6_K: return launch_dt<kQ6_K>(g, sms, stream);
     case kQ6_KS: return launch_dt<kQ6_KS>(g, sms, stream);
+    case kTiledQ4_K: return launch_dt<kTiledQ4_K>(g, sms, stream);
+    case kTiledQ6_K: return launch_dt<kTiledQ6_K>(g, sms, stream);
     default: throw Error("prefill GEMM: dtype " + std::to_string(g.dtype) + " has no tile reader");
   }
 }

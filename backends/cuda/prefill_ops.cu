@@ -7,6 +7,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/prefill_kernels.h"
+#include "backends/cuda/tiled_formats.cuh"
 #include "backends/cuda/weight_formats.cuh"
 #include "engine/common/error.h"
 
@@ -126,6 +127,8 @@ void launch_prefill_embed(uint32_t dtype, const uint8_t* w, int64_t nb, int64_t 
     case kQ4_KS: return embed_dt<kQ4_KS>(w, nb, n, tokens, T, x, stream);
     case kQ6_K: return embed_dt<kQ6_K>(w, nb, n, tokens, T, x, stream);
     case kQ6_KS: return embed_dt<kQ6_KS>(w, nb, n, tokens, T, x, stream);
+    case kTiledQ4_K: return embed_dt<kTiledQ4_K>(w, nb, n, tokens, T, x, stream);
+    case kTiledQ6_K: return embed_dt<kTiledQ6_K>(w, nb, n, tokens, T, x, stream);
     default: throw Error("prefill embed: dtype " + std::to_string(dtype) + " has no reader");
   }
 }

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 
+#include "backends/cuda/tiled_formats.cuh"
 #include "backends/cuda/weight_formats.cuh"
 
 namespace p64::cuda::prefill {
@@ -189,11 +190,29 @@ struct WTileQ8_0 {
   }
 };
 
+// The tiled forms: thread h reads sub-block 2 kt + h whole (columns [32h, 32h+32)).
+template <class P>
+struct WTileTiled {
+  using Raw = typename P::Raw;
+  __device__ static void load(Raw& r, const uint8_t* w, int64_t nb, int64_t row, int64_t n, int kt, int h) {
+    P::load_unit(r, w, nb, row, n, int64_t(2 * kt + h));
+  }
+  __device__ static void zero(Raw& r) { r = Raw{}; }
+  __device__ static void store(const Raw& r, __half* dst, int kt, int h) {
+    float v[32];
+    P::dequant(r, (2 * kt + h) & 7, v);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) store8(dst + 32 * h + 8 * i, v + 8 * i);
+  }
+};
+
 template <> struct WTile<kQ4_K> : WTileQ4_K<false> {};
 template <> struct WTile<kQ4_KS> : WTileQ4_K<true> {};
 template <> struct WTile<kQ6_K> : WTileQ6_K<false> {};
 template <> struct WTile<kQ6_KS> : WTileQ6_K<true> {};
 template <> struct WTile<kQ8_0> : WTileQ8_0<false> {};
 template <> struct WTile<kQ8_0S> : WTileQ8_0<true> {};
+template <> struct WTile<kTiledQ4_K> : WTileTiled<TiledQ4_K> {};
+template <> struct WTile<kTiledQ6_K> : WTileTiled<TiledQ6_K> {};
 
 }  // namespace p64::cuda::prefill

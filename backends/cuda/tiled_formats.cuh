@@ -48,6 +48,27 @@ struct TiledQ4_K {
     raw.q = ld_stream16(p.qs + 16 * u);
     raw.h = ld_shared16(p.hdr + 16 * (u >> 3));  // one address for the sub-block's 8 lanes
   }
+  // Sub-block u of row `row` (absolute addressing: the embedding lookup and the prefill tiles)
+  // and its 32 values.
+  __device__ static void load_unit(Raw& raw, const uint8_t* w, int64_t nb, int64_t row, int64_t n, int64_t u) {
+    load(raw, row_ptr(RowRef{w, nb, row, n}), u);
+  }
+  __device__ static void scale_min(const Raw& raw, int s, float& scale, float& min) {
+    const uint64_t scales = uint64_t(raw.h.y) | (uint64_t(raw.h.z) << 32);
+    const uint64_t mins = uint64_t(raw.h.z) | (uint64_t(raw.h.w) << 32);
+    scale = h2f(uint16_t(raw.h.x & 0xFFFF)) * float(uint32_t(scales >> (6 * s)) & 63u);
+    min = h2f(uint16_t(raw.h.x >> 16)) * float(uint32_t(mins >> (16 + 6 * s)) & 63u);
+  }
+  __device__ static void dequant(const Raw& raw, int s, float out[32]) {
+    float scale, min;
+    scale_min(raw, s, scale, min);
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      const uint32_t b = (word_of(raw.q, i >> 2) >> (8 * (i & 3))) & 0xFF;
+      out[i] = scale * float(b & 0xF) - min;
+      out[16 + i] = scale * float(b >> 4) - min;
+    }
+  }
   __device__ static float dot(const Raw& raw, const X& x, int64_t u) {
     int isum = 0;
 #pragma unroll
@@ -56,13 +77,9 @@ struct TiledQ4_K {
       isum = tile_dot4(w & 0x0F0F0F0Fu, x, 0, k, isum);
       isum = tile_dot4((w >> 4) & 0x0F0F0F0Fu, x, 1, k, isum);
     }
-    const int s = int(u & 7);
-    const uint64_t scales = uint64_t(raw.h.y) | (uint64_t(raw.h.z) << 32);
-    const uint64_t mins = uint64_t(raw.h.z) | (uint64_t(raw.h.w) << 32);
-    const float sc = float(uint32_t(scales >> (6 * s)) & 63u);
-    const float mn = float(uint32_t(mins >> (16 + 6 * s)) & 63u);
-    const float d = h2f(uint16_t(raw.h.x & 0xFFFF)), dmin = h2f(uint16_t(raw.h.x >> 16));
-    return d * sc * x.d * float(isum) - dmin * mn * (x.s0 + x.s1);
+    float scale, min;
+    scale_min(raw, int(u & 7), scale, min);
+    return scale * x.d * float(isum) - min * (x.s0 + x.s1);
   }
 };
 
@@ -92,6 +109,24 @@ struct TiledQ6_K {
   __device__ static uint32_t high_bits(uint32_t h, int k) {
     return (k < 2 ? h << (4 - 2 * k) : h >> (2 * k - 4)) & 0x30303030u;
   }
+  __device__ static void load_unit(Raw& raw, const uint8_t* w, int64_t nb, int64_t row, int64_t n, int64_t u) {
+    load(raw, row_ptr(RowRef{w, nb, row, n}), u);
+  }
+  __device__ static void dequant(const Raw& raw, int, float out[32]) {
+    const float d = h2f(uint16_t(raw.sd >> 16));
+    const float s0 = d * float(int8_t(raw.sd & 0xFF)), s1 = d * float(int8_t((raw.sd >> 8) & 0xFF));
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const uint32_t w = word_of(raw.q, k);
+      const uint32_t lo = (w & 0x0F0F0F0Fu) | high_bits(raw.h.x, k);
+      const uint32_t hi = ((w >> 4) & 0x0F0F0F0Fu) | high_bits(raw.h.y, k);
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        out[4 * k + j] = s0 * float(int((lo >> (8 * j)) & 0xFF) - 32);
+        out[16 + 4 * k + j] = s1 * float(int((hi >> (8 * j)) & 0xFF) - 32);
+      }
+    }
+  }
   __device__ static float dot(const Raw& raw, const X& x, int64_t) {
     int lo = 0, hi = 0;
 #pragma unroll
@@ -106,5 +141,17 @@ struct TiledQ6_K {
     return d * (s0 * (x.d * float(lo) - 32.f * x.s0) + s1 * (x.d * float(hi) - 32.f * x.s1));
   }
 };
+
+// The embedding lookup's reader (Deq, weight_formats.cuh): unit u is sub-block u.
+template <class P>
+struct DeqTiled {
+  __device__ static void unit(const RowRef& r, int64_t u, float out[32]) {
+    typename P::Raw raw;
+    P::load_unit(raw, r.w, r.nb, r.row, r.n, u);
+    P::dequant(raw, int(u & 7), out);
+  }
+};
+template <> struct Deq<kTiledQ4_K> : DeqTiled<TiledQ4_K> {};
+template <> struct Deq<kTiledQ6_K> : DeqTiled<TiledQ6_K> {};
 
 }  // namespace p64::cuda

@@ -55,6 +55,13 @@ if has speed; then
     for v in $VARIANTS; do opts_of "$v"; row "$spec ${v%%=*} tg128: $(speed "$f" --backend cuda "${opts[@]}")"; done
   done
   set -- $VARIANTS
+  for v in "$1" "${@: -1}"; do  # prefill pp512 of the first and the last variant (3B Q4_K_M)
+    opts_of "$v"
+    r=$(timeout 120 "$P64" decode-proxy "$M/llama-3.2-3b-Q4_K_M.p64" --backend cuda "${opts[@]}" --tokens 8 \
+      --prompt-tokens 512 --runs 3 --warmup 1 --db "$DB" --json 2>>"$L/speed.err" |
+      python3 -c "import json,sys; m=json.load(sys.stdin)['prefill_tok_s']; print('%.0f [%.0f-%.0f]' % (m['median'], m['min'], m['max']))")
+    row "llama-3.2-3b:Q4_K_M ${v%%=*} pp512: $r tok/s"
+  done
   for v in "$1" "${@: -1}"; do  # the timeline of the first and the last variant
     opts_of "$v"
     timeout 90 "$P64" timeline "$M/llama-3.2-3b-Q4_K_M.p64" --backend cuda "${opts[@]}" --tokens 16 --no-store \

@@ -83,7 +83,8 @@ TEST(CudaPrefill, BatchedMatchesCpuOnLastTokenAndArgmax) {
     auto cpu = make_cpu_backend();
     cpu->load(s.reference, options());
     const std::vector<std::map<std::string, std::string>> variants = {
-        {}, {{"prefill_chunk", "128"}}, {{"prefill_splitk", "1"}, {"prefill_attn_group", "4"}}};
+        {}, {{"prefill_chunk", "128"}}, {{"prefill_splitk", "1"}, {"prefill_attn_group", "4"}},
+        {{"gemv_layout", "tiles"}}};
     for (const auto& sw : variants) {
       std::string tag;
       for (const auto& [k, v] : sw) tag += " " + k + "=" + v;
