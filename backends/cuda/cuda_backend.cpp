@@ -66,7 +66,7 @@ struct Switches {
   int argmax_batch = 16;  // promoted on the H200 2026-12-04: B/A 1.005, 1.004 (after 1.004, 1.002 inconclusive)
   bool attn_early = true;  // promoted on the H200 2026-12-04: B/A 1.044, 1.045 on the 3B Q4_K_M
   bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
-  bool gemv_tiles = false;  // gemv_layout=tiles
+  bool gemv_tiles = true;  // gemv_layout=tiles
   int gemv_split = 0;       // rows per block of the block-split GEMV; 0: a warp owns whole rows
   bool swiglu_quant = false;  // the gate/up GEMV quantizes the down projection's input itself
   std::string kv_type = "auto";
@@ -130,8 +130,8 @@ const std::vector<SwitchInfo>& switch_table() {
       {"gemv_layout", "decode GEMV weight layout: 'blocks' reads the file's Q4_K/Q6_K blocks (AoS or SoA); 'tiles' "
                       "repacks them at load (tiled_weights.h): one 16-byte load per 32-element sub-block, its scale facts "
                       "in one header shared by 8 lanes; the prefill GEMMs and the embedding read the same copy; "
-                      "int16 activations only",
-       "blocks", "blocks|tiles", "opt-in"},
+                      "int16 activations only (act_quant=int8|f32 read the blocks)",
+       "tiles", "blocks|tiles", "default"},
       {"gemv_split", "decode GEMV (SoA and tiled integer forms): a block of 128 threads owns this many rows and its "
                      "threads split the rows' units, so every weight load of a 3072-wide row is in flight at once "
                      "(gemv_split.cu); 0: a warp owns whole rows and loads them in rounds", "0", "0|2|4", "opt-in"},
@@ -213,8 +213,11 @@ Switches parse_switches(const BackendOptions& o) {
   s.gemv_split = o.get_int("gemv_split", s.gemv_split);
   if (s.gemv_split != 0 && s.gemv_split != 2 && s.gemv_split != 4)
     throw Error("CUDA backend: gemv_split must be 0, 2 or 4 (got " + std::to_string(s.gemv_split) + ")");
-  if (s.gemv_tiles && s.act_bits != 16)
-    throw Error("CUDA backend: gemv_layout=tiles reads int16 activations only (act_quant=int16)");
+  if (s.gemv_tiles && s.act_bits != 16) {
+    if (o.switches.count("gemv_layout"))
+      throw Error("CUDA backend: gemv_layout=tiles reads int16 activations only (act_quant=int16)");
+    s.gemv_tiles = false;  // the default layout follows the activations
+  }
   if (s.gemv_rows != 1 && s.gemv_rows != 2 && s.gemv_rows != 4)
     throw Error("CUDA backend: gemv_rows must be 1, 2 or 4 (got " + std::to_string(s.gemv_rows) + ")");
   if (s.attn_chunk < 16 || s.attn_chunk > 1024 || (s.attn_chunk & (s.attn_chunk - 1)))

@@ -5,8 +5,10 @@
 # the full CUDA suite, compare vs the CPU's exact path, compute-sanitizer), then speed.
 # Carry .dev/gpu (p64, p64_cuda_tests, xz'd or not) and .dev/shared; the peer comes from
 # .dev/peer/llama-bench-cuda-sm90.xz or an earlier call's /tmp/llama-bench.
-# Env: STAGES (default "tests bench speed peer quality"), MODELS_LIST, VARIANTS (below),
-# BENCH_ARGS (extra bench-gemv options), QUALITY_OPTS (the switches compare runs with).
+# Env: STAGES (default "tests bench speed peer quality"; also "ab"), MODELS_LIST, VARIANTS (below),
+# BENCH_ARGS (extra bench-gemv options), AB (switches to A/B twice against the defaults),
+# QUALITY_OPTS (the switches compare and the sanitizer run with), SUMMARY_VARIANT. The last lines
+# are the issue-22 table (scripts/gpu/summary-table.py).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 export P64_SHARED_DIR=$PWD/.dev/shared
@@ -89,7 +91,7 @@ import json; r=[t for t in json.load(open('$L/peer-$spec.json')) if t['n_gen']>0
 print(' / '.join('fa%d %.1f+-%.1f' % (t['flash_attn'], t['avg_ts'], t['stddev_ts']) for t in r))" 2>&1)"
   done
 fi
-QOPTS=""; for o in ${QUALITY_OPTS:-gemv_layout=tiles}; do QOPTS="$QOPTS --opt $o"; done
+QOPTS=""; for o in ${QUALITY_OPTS:-}; do QOPTS="$QOPTS --opt $o"; done
 if has quality; then
   ST=$M/stories260K.p64
   timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q
@@ -107,5 +109,7 @@ if has quality; then
   left=$((${BUDGET:-575} - SECONDS))
   [ "$left" -gt 60 ] && quality 3b-q4km $left "$M/llama-3.2-3b-Q4_K_M.p64" --backend cuda $QOPTS --tokens 128 --greedy 0
 fi
+# the issue-22 table: SUMMARY_VARIANT's decode rows (default: the first variant) against the peer
+python3 scripts/gpu/summary-table.py "$TABLE" ${SUMMARY_VARIANT:-} >"$L/summary.txt" 2>&1; cat "$L/summary.txt" >>"$TABLE"
 tar -czf "$OUT/logs.tgz" -C "$L" . && rm -rf "$L"
 echo "==== table (${SECONDS} s)"; cat "$TABLE"

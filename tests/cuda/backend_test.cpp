@@ -265,7 +265,7 @@ TEST(CudaBackend, QuantizedMixMatchesTheReferenceOnEverySwitchSetting) {
       {{"graphs", "0"}, {"fused_gate_up", "0"}, {"qkv_fused", "0"}},
       {{"gemv_rows", "1"}, {"attn_chunk", "16"}},
       {{"gemv_rows", "4"}, {"kv_type", "f32"}},
-      {{"gemv_layout", "tiles"}},
+      {{"gemv_layout", "blocks"}},
       {{"gemv_layout", "tiles"}, {"gemv_split", "4"}, {"swiglu_quant", "1"}},
       {{"gemv_split", "2"}, {"swiglu_quant", "1"}, {"graphs", "0"}},
   };

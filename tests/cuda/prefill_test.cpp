@@ -84,7 +84,7 @@ TEST(CudaPrefill, BatchedMatchesCpuOnLastTokenAndArgmax) {
     cpu->load(s.reference, options());
     const std::vector<std::map<std::string, std::string>> variants = {
         {}, {{"prefill_chunk", "128"}}, {{"prefill_splitk", "1"}, {"prefill_attn_group", "4"}},
-        {{"gemv_layout", "tiles"}}};
+        {{"gemv_layout", "blocks"}}};
     for (const auto& sw : variants) {
       std::string tag;
       for (const auto& [k, v] : sw) tag += " " + k + "=" + v;
