@@ -31,15 +31,6 @@ AbParams quick() {
   return p;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return {};
-}
-
 TEST(AbTwoModels, EachSideDecodesItsOwnModelAndTheStoreNamesBoth) {
   register_toy();
   test::ToyShape small, wide;
@@ -82,16 +73,16 @@ TEST(AbTwoModels, RefusesTwoVocabulariesAndASwitchChangedWithTheModel) {
   other_vocab.n_vocab = 128;
   auto ma = test::make_toy_model(), mb = test::make_toy_model(other_vocab);
   const LabConfig c = LabConfig::parse("backend=toy-ab");
-  const std::string vocab = error_of([&] { run_ab(c, ma, c, mb, quick()); });
+  const std::string vocab = test::error_of([&] { run_ab(c, ma, c, mb, quick()); });
   EXPECT_NE(vocab.find("96 tokens"), std::string::npos) << vocab;
   EXPECT_NE(vocab.find("one vocabulary"), std::string::npos) << vocab;
 
   test::ToyShape seed2;
   seed2.seed = 2;
   auto mc = test::make_toy_model(seed2);
-  const std::string both = error_of([&] { run_ab(c, ma, LabConfig::parse("backend=toy-ab,opt.fast=1"), mc, quick()); });
+  const std::string both = test::error_of([&] { run_ab(c, ma, LabConfig::parse("backend=toy-ab,opt.fast=1"), mc, quick()); });
   EXPECT_NE(both.find("one change at a time"), std::string::npos) << both;
-  const std::string named = error_of([&] { run_ab(c, ma, c, mc, quick(), "fast"); });
+  const std::string named = test::error_of([&] { run_ab(c, ma, c, mc, quick(), "fast"); });
   EXPECT_NE(named.find("switch 'fast'"), std::string::npos) << named;
 
   // One model on both sides is the ordinary A/B: the differing switch is the one judged.
