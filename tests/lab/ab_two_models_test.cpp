@@ -14,11 +14,7 @@
 namespace p64 {
 namespace {
 
-// The toy backend under a name of its own, ranked below everything so "auto" never picks it.
-void register_toy() {
-  register_backend({"toy-ab", -100, [](std::string*) { return true; },
-                    [] { return std::make_unique<test::ToyBackend>("toy-ab"); }});
-}
+void register_toy() { test::register_toy_backend("toy-ab"); }
 
 AbParams quick() {
   AbParams p;

@@ -63,4 +63,8 @@ class ToyBackend : public Backend {
   double epoch_us_ = -1;
 };
 
+// Registers a ToyBackend under `name`, ranked below everything so "auto" never picks it
+// (registering a name again replaces the earlier one).
+void register_toy_backend(const std::string& name);
+
 }  // namespace p64::test
