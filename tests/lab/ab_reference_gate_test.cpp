@@ -16,12 +16,7 @@ namespace {
 // The toy backend as its own reference: logit_noise is a deliberately worse path.
 AbParams toy_params() {
   test::register_toy_backend("toy-gate");
-  AbParams p;
-  p.runs = 2;
-  p.warmup = 0;
-  p.decode_tokens = 4;
-  p.prompt_tokens = 4;
-  p.quality_tokens = 12;
+  AbParams p = test::quick_ab_params(12);
   p.reference = LabConfig::parse("backend=toy-gate");
   return p;
 }

@@ -17,12 +17,7 @@ namespace {
 void register_toy() { test::register_toy_backend("toy-ab"); }
 
 AbParams quick() {
-  AbParams p;
-  p.runs = 2;
-  p.warmup = 0;
-  p.decode_tokens = 4;
-  p.prompt_tokens = 4;
-  p.quality_tokens = 6;
+  AbParams p = test::quick_ab_params(6);
   p.compare_reference = false;
   return p;
 }

@@ -259,4 +259,14 @@ void register_toy_backend(const std::string& name) {
   register_backend({name, -100, [](std::string*) { return true; }, [name] { return std::make_unique<ToyBackend>(name); }});
 }
 
+AbParams quick_ab_params(int quality_tokens) {
+  AbParams p;
+  p.runs = 2;
+  p.warmup = 0;
+  p.decode_tokens = 4;
+  p.prompt_tokens = 4;
+  p.quality_tokens = quality_tokens;
+  return p;
+}
+
 }  // namespace p64::test
