@@ -45,7 +45,13 @@ std::string switch_value(const LabConfig& c, const Backend& backend, const std::
 
 std::string AbResult::quality_failure() const {
   if (b_is_reference) return {};
-  if (b_vs_reference) return b_vs_reference->pass ? std::string() : "B vs reference: " + b_vs_reference->failure;
+  if (b_vs_reference) {
+    if (b_vs_reference->pass) return {};
+    // Not B's doing alone when A, the baseline, fails the gate as well: say so.
+    const std::string a_too =
+        a_vs_reference && !a_vs_reference->pass ? " (A fails it too: " + a_vs_reference->failure + ")" : "";
+    return "B vs reference: " + b_vs_reference->failure + a_too;
+  }
   return b_vs_a.pass ? std::string() : "B vs A: " + b_vs_a.failure;
 }
 

@@ -54,7 +54,16 @@ TEST(AbReferenceGate, AWorseBIsRejectedOnQualityAgainstTheReference) {
   const StoredAb s = judge_and_store_ab(*store, r, *model, "toy");
   EXPECT_EQ(s.outcome.verdict, Verdict::Rejected);
   EXPECT_NE(s.outcome.reason.find("quality gate failed: B vs reference"), std::string::npos) << s.outcome.reason;
+  EXPECT_EQ(s.outcome.reason.find("A fails it too"), std::string::npos) << s.outcome.reason;
   EXPECT_EQ(store->find_optimisations("logit_noise").at(0).status, OptStatus::Rejected);
+}
+
+TEST(AbReferenceGate, ABThatFailsLikeItsBaselineSaysSo) {
+  auto model = test::make_toy_model();
+  const AbResult r = run_ab(LabConfig::parse("backend=toy-gate,opt.logit_noise=0.5"),
+                            LabConfig::parse("backend=toy-gate,opt.logit_noise=0.6"), model, toy_params());
+  EXPECT_FALSE(r.quality_pass());
+  EXPECT_NE(r.quality_failure().find("A fails it too"), std::string::npos) << r.quality_failure();
 }
 
 // The README's example, through the CLI: B is the exact float path, so it passes the gate
