@@ -49,8 +49,9 @@ void check_output_path(const std::string& path, const OutputPolicy& policy) {
     throw Error(path + ": is " + kind_of(st.type()) + ", not a regular file; refusing to write the output over it");
   for (const auto& in : policy.inputs) {
     std::error_code eq;
-    if (fs::equivalent(path, in.path, eq))
-      throw Error(path + ": is " + in.what + " (" + in.path + "); refusing to write the output over it");
+    if (fs::equivalent(path, in.path, eq))  // the input's own name too when another path reaches it
+      throw Error(path + ": is " + in.what + (in.path == path ? "" : " (" + in.path + ")") +
+                  "; refusing to write the output over it");
   }
   if (!policy.replace_existing) throw Error(path + ": already exists; pass --force to replace it");
 }
