@@ -75,9 +75,17 @@ void run(const Args& a) {
   print_side("B", r.b);
   std::printf("\n  B/A %.3f [%.3f-%.3f]  (%+.1f%%)\n", o.ratio_median, o.ratio_min, o.ratio_max,
               100 * (o.ratio_median - 1));
-  std::printf("  quality B vs A:         %s\n", r.b_vs_a.summary().c_str());
-  if (r.b_vs_reference) std::printf("  quality B vs reference: %s\n", r.b_vs_reference->summary().c_str());
-  else std::printf("  quality B vs reference: A is the reference (%s)\n", r.reference.c_str());
+  auto gate_line = [&](const char* side, const std::optional<QualityReport>& q, bool is_reference) {
+    if (q) std::printf("  quality %s vs reference: %s\n", side, q->summary().c_str());
+    else if (is_reference) std::printf("  quality %s vs reference: %s is the reference\n", side, r.reference.c_str());
+    else std::printf("  quality %s vs reference: not run\n", side);
+  };
+  gate_line("A", r.a_vs_reference, !r.a_vs_reference && r.reference.rfind("A (", 0) == 0);
+  gate_line("B", r.b_vs_reference, r.b_is_reference);
+  // With one side the reference, B vs A is the other side's line above.
+  if (r.a_vs_reference.has_value() == r.b_vs_reference.has_value())
+    std::printf("  quality B vs A (%s): %s\n", r.b_vs_reference ? "how far apart, not the gate" : "the gate",
+                r.b_vs_a.summary().c_str());
   const char* no_switch = r.same_model() ? "(none: configs differ in more than one)" : "(none: A and B run different models)";
   std::printf("  switch: %s  previous verdict: %s\n", r.switch_name.empty() ? no_switch : r.switch_name.c_str(),
               stored.previous ? std::string(to_string(*stored.previous)).c_str() : "none");

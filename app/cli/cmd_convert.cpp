@@ -19,11 +19,13 @@ struct ConvertArgs {
   bool soa = false, cpu_rows = false, plain = false;
   std::string quant;
   bool quiet = false;
+  bool force = false;
 };
 
 void run_convert(const ConvertArgs& a) {
   ConvertOptions o;
   o.tokenizer_path = a.tokenizer;
+  o.output.replace_existing = a.force;
   using Layout = ConvertOptions::Layout;
   o.layout = a.soa ? Layout::Soa : a.cpu_rows ? Layout::CpuRows : a.plain ? Layout::Plain : Layout::Keep;
   if (!a.quant.empty()) {
@@ -58,7 +60,7 @@ const CommandRegistration reg(10, [](CLI::App& root) {
   auto a = std::make_shared<ConvertArgs>();
   CLI::App* c = root.add_subcommand("convert", "Convert a GGUF, llama2.c checkpoint or Hugging Face folder to .p64");
   c->add_option("input", a->input, "input: .gguf, llama2.c .bin, Hugging Face folder, or .p64")->required();
-  c->add_option("output", a->output, "output .p64 path")->required();
+  c->add_option("output", a->output, "output .p64 path (a new file unless --force; never the input)")->required();
   c->add_option("--tokenizer", a->tokenizer, "llama2.c tokenizer file (required for .bin checkpoints); tokenizer.json for HF")
       ->capture_default_str();
   // Without a layout flag, packed inputs (SoA, row-interleaved) keep their form.
@@ -72,6 +74,7 @@ const CommandRegistration reg(10, [](CLI::App& root) {
   c->add_option("--quant", a->quant, "quantize float matrices to this type (e.g. Q4_K, Q6_K, Q8_0, F16); empty keeps them")
       ->capture_default_str();
   c->add_flag("-q,--quiet", a->quiet, "no progress line")->capture_default_str();
+  c->add_flag("--force", a->force, "replace an existing output file")->capture_default_str();
   c->callback([a] { run_convert(*a); });
 });
 

@@ -1,12 +1,11 @@
 // p64 report: scoreboard, bars, timeline split, roofline and rejected optimisations.
-#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command_registry.h"
-#include "engine/common/error.h"
+#include "engine/common/atomic_output.h"
 #include "engine/lab/report.h"
 #include "engine/lab/store.h"
 
@@ -17,6 +16,7 @@ struct Args {
   std::string db = default_store_path();
   std::string format = "md";
   std::string output;
+  bool force = false;
   ReportOptions options;
 };
 
@@ -26,7 +26,8 @@ const CommandRegistration reg(48, [](CLI::App& root) {
   c->add_option("--db", a->db, "Lab store (SQLite)")->capture_default_str();
   c->add_option("--format", a->format, "md | html | csv | json")->capture_default_str()
       ->check(CLI::IsMember({"md", "html", "csv", "json"}));
-  c->add_option("-o,--output", a->output, "Write here instead of stdout");
+  c->add_option("-o,--output", a->output, "Write here instead of stdout (never over the store or a non-regular file)");
+  c->add_flag("--force", a->force, "Replace an existing -o file")->capture_default_str();
   c->add_option("--model", a->options.model, "Only runs of models whose path/name contains this");
   c->add_option("--g1", a->options.bars.g1_tok_s, "G1 bar, decode tok/s")->capture_default_str();
   c->add_option("--g2", a->options.bars.g2_tok_s, "G2 bar, decode tok/s")->capture_default_str();
@@ -35,6 +36,9 @@ const CommandRegistration reg(48, [](CLI::App& root) {
   c->add_option("--g5", a->options.bars.g5_bandwidth_share, "G5 bar, share of measured read bandwidth")
       ->capture_default_str();
   c->callback([a] {
+    OutputPolicy output{a->force};
+    protect_store_files(output, a->db);
+    if (!a->output.empty()) check_output_path(a->output, output);  // before the store is opened (or made)
     auto store = Store::open(a->db);
     const nlohmann::json rep = build_report(*store, a->options);
     const std::string text = a->format == "json" ? rep.dump(2) + "\n"
@@ -45,9 +49,7 @@ const CommandRegistration reg(48, [](CLI::App& root) {
       std::cout << text;
       return;
     }
-    std::ofstream out(a->output, std::ios::binary);
-    out << text;
-    if (!out) throw Error(a->output + ": cannot write the report");
+    write_file_atomically(a->output, text, output);
   });
 });
 

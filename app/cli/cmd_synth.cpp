@@ -20,6 +20,7 @@ struct SynthArgs {
   std::string vocab;
   int threads = 0;
   bool quiet = false;
+  bool force = false;
 };
 
 void run_synth(const SynthArgs& a) {
@@ -28,6 +29,7 @@ void run_synth(const SynthArgs& a) {
   opt.seed = a.seed;
   opt.vocab_path = a.vocab;
   opt.threads = a.threads;
+  opt.output.replace_existing = a.force;
   const auto t0 = std::chrono::steady_clock::now();
   int last_pct = -1;
   if (!a.quiet)
@@ -55,12 +57,13 @@ const CommandRegistration reg(60, [](CLI::App& root) {
   for (const auto& n : synth_preset_names()) presets += (presets.empty() ? "" : ", ") + n;
   c->add_option("--preset", args->preset, "model shape: " + presets)->capture_default_str();
   c->add_option("--quant", args->quant, "tensor-type mix: Q4_K_M, Q8_0 or F16")->capture_default_str();
-  c->add_option("-o,--output", args->out, "output .gguf path")->required();
+  c->add_option("-o,--output", args->out, "output .gguf path (a new file unless --force)")->required();
   c->add_option("--seed", args->seed, "random seed (same seed, same bytes)")->capture_default_str();
   c->add_option("--vocab", args->vocab, "Llama 3 tokenizer (tiktoken llama3_tokenizer.model) to embed instead of a synthetic vocabulary")
       ->capture_default_str();
   c->add_option("--threads", args->threads, "worker threads (0 = all cores)")->capture_default_str();
   c->add_flag("-q,--quiet", args->quiet, "no progress output")->capture_default_str();
+  c->add_flag("--force", args->force, "replace an existing output file")->capture_default_str();
   c->callback([args] { run_synth(*args); });
 });
 

@@ -1,12 +1,12 @@
 // p64 timeline: per-op split of decode (and one prefill), optional Chrome trace.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command_registry.h"
+#include "engine/common/atomic_output.h"
 #include "engine/common/error.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/timeline_run.h"
@@ -24,12 +24,17 @@ struct Args {
   uint32_t threads = 0;
   std::vector<std::string> opts;
   std::string trace;
+  bool force = false;
   bool json = false;
   std::string db = default_store_path();
   bool no_store = false;
 };
 
 void run(const Args& a) {
+  OutputPolicy trace_policy{a.force};
+  trace_policy.reads(a.model, "the model this command reads");
+  if (!a.no_store) protect_store_files(trace_policy, a.db);
+  if (!a.trace.empty()) check_output_path(a.trace, trace_policy);  // before the measurement, not after
   const LabConfig config = LabConfig::from_options(a.backend, a.threads, a.opts);
   auto model = open_lab_model(a.model);
   std::unique_ptr<Store> store = a.no_store ? nullptr : Store::open(a.db);
@@ -42,12 +47,9 @@ void run(const Args& a) {
   if (r.spans.empty())
     throw Error("timeline: backend '" + lb.name + "' reported no spans (it does not implement set_timeline)");
 
-  if (!a.trace.empty()) {
-    std::ofstream out(a.trace);
-    if (!out) throw Error(a.trace + ": cannot write the trace");
-    out << chrome_trace(r.spans, "p64 timeline " + a.model + " (" + lb.name + ")").dump();
-    if (!out) throw Error(a.trace + ": write failed");
-  }
+  if (!a.trace.empty())
+    write_file_atomically(a.trace, chrome_trace(r.spans, "p64 timeline " + a.model + " (" + lb.name + ")").dump(),
+                          trace_policy);
   nlohmann::json summary = r.summary;
   summary["decode_wall_ms"] = r.decode_wall_ms;
   summary["prefill_wall_ms"] = r.prefill_wall_ms;
@@ -105,7 +107,8 @@ const CommandRegistration reg(41, [](CLI::App& root) {
   c->add_option("--top", args->top, "How many top ops to print")->capture_default_str();
   c->add_option("--threads", args->threads, "CPU threads (0 = all)")->capture_default_str();
   c->add_option("--opt", args->opts, "Optimisation switch NAME=VALUE (repeatable)");
-  c->add_option("--trace", args->trace, "Write Chrome trace-event JSON here (Perfetto opens it)");
+  c->add_option("--trace", args->trace, "Write Chrome trace-event JSON here (Perfetto opens it; never over the model or the store)");
+  c->add_flag("--force", args->force, "Replace an existing --trace file")->capture_default_str();
   c->add_flag("--json", args->json, "Print the summary as JSON")->capture_default_str();
   c->add_option("--db", args->db, "Lab store (SQLite)")->capture_default_str();
   c->add_flag("--no-store", args->no_store, "Do not write the run to the store")->capture_default_str();

@@ -51,6 +51,19 @@ bool sync_to_disk(int fd) {
 #endif
 }
 
+bool sync_directory(const std::string& dir) {
+#ifdef _WIN32
+  (void)dir;
+  return true;
+#else
+  const int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0) return false;
+  const bool ok = fsync(fd) == 0;
+  close(fd);
+  return ok;
+#endif
+}
+
 bool sync_to_disk(std::FILE* f) { return std::fflush(f) == 0 && sync_to_disk(fileno(f)); }
 
 int create_unique_file(std::string& path_template, int suffix_len, bool shared_read) {

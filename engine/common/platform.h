@@ -22,6 +22,9 @@ std::tm utc_time(std::time_t t);
 // False with errno set when either fails.
 bool sync_to_disk(std::FILE* f);
 bool sync_to_disk(int fd);
+// fsync of a folder, so a rename into it survives a crash. True where folders cannot be
+// synced (Windows); false with errno set when it fails.
+bool sync_directory(const std::string& dir);
 
 // Creates a new, empty file from `path_template`, whose last `suffix_len` characters are kept
 // and the six before them are "XXXXXX" (replaced by a unique name). Returns an open

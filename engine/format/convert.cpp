@@ -1,6 +1,7 @@
 #include "engine/format/convert.h"
 
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <vector>
 
@@ -108,11 +109,18 @@ P64Image plan_conversion(const SourceModel& src, const ConvertOptions& o, Conver
 
 ConvertResult convert_to_p64(const std::string& input, const std::string& output, const ConvertOptions& o,
                              const ProgressFn& progress) {
+  OutputPolicy policy = o.output;
+  policy.reads(input, "the model being converted").reads(o.tokenizer_path, "the tokenizer being read");
+  std::error_code ec;
+  if (std::filesystem::is_directory(input, ec))  // a Hugging Face folder: every file in it is read
+    for (const auto& f : std::filesystem::directory_iterator(input, ec))
+      policy.reads(f.path().string(), "a file of the model folder being converted");
+  check_output_path(output, policy);  // before the input is read
   SourceModel src = load_source_model(input, o.tokenizer_path);
   ConvertResult r;
   r.input_kind = src.kind;
   P64Image img = plan_conversion(src, o, &r);
-  r.write = write_p64(output, img, progress);
+  r.write = write_p64(output, img, progress, policy);
   return r;
 }
 

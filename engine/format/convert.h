@@ -21,6 +21,9 @@ struct ConvertOptions {
   // quantized matrices are kept. A matrix whose row length is not a whole number of blocks
   // falls back the way llama.cpp does (Q4_K -> Q5_0, Q6_K/Q5_K -> Q8_0), or stays as it is.
   std::optional<DType> quant;
+  // What the output may not be (atomic_output.h); the input and the tokenizer are added to its
+  // inputs by convert_to_p64, so a conversion never writes over what it reads.
+  OutputPolicy output;
 };
 
 struct ConvertResult {

@@ -11,8 +11,8 @@
 #include <mutex>
 #include <thread>
 
+#include "engine/common/atomic_output.h"
 #include "engine/common/error.h"
-#include "engine/common/platform.h"
 
 namespace p64 {
 namespace {
@@ -30,76 +30,6 @@ void put_str(std::vector<uint8_t>& out, std::string_view s) {
   out.insert(out.end(), s.begin(), s.end());
 }
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-std::string errno_text(int e) { return std::strerror(e); }
-
-std::string free_space_text(const std::string& dir) {
-  std::error_code ec;
-  const std::filesystem::space_info s = std::filesystem::space(dir, ec);
-  if (ec) return "";
-  return " (" + std::to_string(static_cast<uint64_t>(s.available)) + " bytes free there)";
-}
-
-// The temporary output: removed on destruction unless committed.
-class TempOutput {
- public:
-  explicit TempOutput(const std::string& target) : target_(target) {
-    std::filesystem::path t(target);
-    dir_ = t.has_parent_path() ? t.parent_path().string() : std::string(".");
-    tmp_ = (std::filesystem::path(dir_) / ("." + t.filename().string() + ".partial-XXXXXX")).string();
-    fd_ = platform::create_unique_file(tmp_, 0, /*shared_read=*/true);
-    if (fd_ < 0) throw Error(target + ": cannot create a temporary file in " + dir_ + ": " + errno_text(errno));
-  }
-  ~TempOutput() {
-    if (fd_ >= 0) platform::close_file(fd_);
-    if (!committed_) std::remove(tmp_.c_str());
-  }
-  int fd() const { return fd_; }
-  const std::string& dir() const { return dir_; }
-
-  void reserve(uint64_t size) {
-    // Claiming every block now turns a full disk into one clear error before any work is done.
-    const int rc = platform::reserve_file(fd_, size);
-    if (platform::is_disk_full_error(rc))
-      throw Error(target_ + ": not enough disk space for " + std::to_string(size) + " bytes" + free_space_text(dir_));
-    if (rc != 0)
-      throw Error(target_ + ": cannot size the output to " + std::to_string(size) + " bytes: " + errno_text(rc));
-  }
-
-  void write_at(const uint8_t* p, uint64_t n, uint64_t offset, const std::string& what) const {
-    while (n > 0) {
-      const int64_t w = platform::write_at(fd_, p, n, offset);
-      if (w < 0 && errno == EINTR) continue;
-      if (w <= 0) {
-        const int e = w < 0 ? errno : ENOSPC;
-        if (platform::is_disk_full_error(e))
-          throw Error(target_ + ": disk full while writing " + what + free_space_text(dir_));
-        throw Error(target_ + ": write failed at offset " + std::to_string(offset) + " (" + what + "): " + errno_text(e));
-      }
-      p += w;
-      n -= static_cast<uint64_t>(w);
-      offset += static_cast<uint64_t>(w);
-    }
-  }
-
-  void commit(bool sync) {
-    if (sync && !platform::sync_to_disk(fd_)) throw Error(target_ + ": fsync failed: " + errno_text(errno));
-    if (platform::close_file(fd_) != 0) {
-      fd_ = -1;
-      throw Error(target_ + ": close failed: " + errno_text(errno));
-    }
-    fd_ = -1;
-    std::error_code ec;  // std::filesystem::rename replaces an existing target on Windows too
-    std::filesystem::rename(tmp_, target_, ec);
-    if (ec) throw Error(target_ + ": cannot rename the finished file into place: " + ec.message());
-    committed_ = true;
-  }
-
- private:
-  std::string target_, dir_, tmp_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
 
 }  // namespace
 
@@ -263,9 +193,9 @@ void GgufWriter::write(const std::string& path, const GgufWriteOptions& options)
   header.resize(data_start, 0);
   const uint64_t total = data_start + data_bytes_;
 
-  TempOutput out(path);
+  AtomicOutput out(path, options.output);
   out.reserve(total);
-  out.write_at(header.data(), header.size(), 0, "the header");
+  out.write_at(0, header.data(), header.size(), "the header");
 
   struct Chunk {
     size_t tensor;
@@ -298,7 +228,7 @@ void GgufWriter::write(const std::string& path, const GgufWriteOptions& options)
         const uint64_t n = t.row_bytes * static_cast<uint64_t>(ch.n_rows);
         buf.resize(n);
         t.fill(buf.data(), ch.first_row, ch.n_rows);
-        out.write_at(buf.data(), n, data_start + t.offset + t.row_bytes * static_cast<uint64_t>(ch.first_row),
+        out.write_at(data_start + t.offset + t.row_bytes * static_cast<uint64_t>(ch.first_row), buf.data(), n,
                      "tensor " + t.name);
         done_bytes += n;
       }

@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "engine/common/atomic_output.h"
 #include "engine/common/progress.h"
 #include "engine/format/gguf_reader.h"
 #include "engine/quant/dtype.h"
@@ -22,15 +23,15 @@ struct GgufWriteOptions {
   uint64_t chunk_bytes = 4u << 20;   // rows are handed out in chunks of about this size
   ProgressFn progress;               // fraction of tensor bytes written; false cancels
   bool sync = true;                  // fsync before the rename, so a crash never leaves a torn file
+  OutputPolicy output;               // what the target may not be (atomic_output.h)
 };
 
 // A streaming GGUF v3 writer. Metadata is serialised as it is added (so a 280k-entry merges
 // array costs its bytes once); tensors are declared with their shape and a fill callback, and
 // write() lays the file out (header, metadata, tensor infos, aligned data), reserves the
 // whole size on disk up front, fills the tensors in parallel in bounded chunks (no tensor is
-// ever held whole in memory) and pwrite()s them into a temporary file in the target folder,
-// renamed over the target only when everything succeeded. On error or cancel the temporary
-// file is removed and the target is untouched.
+// ever held whole in memory) and pwrite()s them through an AtomicOutput (atomic_output.h): on
+// error or cancel the target is untouched.
 class GgufWriter {
  public:
   explicit GgufWriter(uint32_t alignment = 32);  // non-default alignments are written as general.alignment

@@ -1,15 +1,12 @@
 #include "engine/format/p64_writer.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <set>
 #include <tuple>
 
+#include "engine/common/atomic_output.h"
 #include "engine/common/error.h"
-#include "engine/common/platform.h"
 #include "engine/format/crc32c.h"
 #include "engine/format/p64_certify.h"
 #include "engine/format/p64_manifold.h"
@@ -43,45 +40,10 @@ namespace {
 
 uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
 
-// The output file while it is being written; removed unless commit() renamed it into place.
-class TempOutput {
- public:
-  explicit TempOutput(const std::string& final_path) : final_(final_path) {
-    std::filesystem::path p(final_path);
-    tmp_ = (p.parent_path() / ("." + p.filename().string() + ".tmp-" + std::to_string(platform::process_id()))).string();
-    f_ = std::fopen(tmp_.c_str(), "wb");
-    if (!f_) throw Error(final_path + ": cannot create " + tmp_ + ": " + std::strerror(errno));
-  }
-  ~TempOutput() {
-    if (f_) std::fclose(f_);
-    if (!committed_) std::remove(tmp_.c_str());
-  }
-  void write_at(uint64_t offset, const void* p, size_t n) {
-    if (platform::seek_to(f_, offset) != 0 || std::fwrite(p, 1, n, f_) != n) io_fail();
-  }
-  void commit() {
-    if (!platform::sync_to_disk(f_)) io_fail();
-    if (std::fclose(f_) != 0) {
-      f_ = nullptr;
-      io_fail();
-    }
-    f_ = nullptr;
-    std::error_code ec;
-    std::filesystem::rename(tmp_, final_, ec);
-    if (ec) throw Error(final_ + ": cannot rename " + tmp_ + " into place: " + ec.message());
-    committed_ = true;
-  }
-
- private:
-  [[noreturn]] void io_fail() { throw Error(final_ + ": write failed: " + std::strerror(errno)); }
-  std::string final_, tmp_;
-  std::FILE* f_ = nullptr;
-  bool committed_ = false;
-};
-
 }  // namespace
 
-P64WriteResult write_p64(const std::string& path, const P64Image& image, const ProgressFn& progress) {
+P64WriteResult write_p64(const std::string& path, const P64Image& image, const ProgressFn& progress,
+                         const OutputPolicy& policy) {
   const HParams& hp = image.hparams;
   validate(hp, path);
   if (!image.vocab.tokens.empty() && image.vocab.tokens.size() != hp.n_vocab)
@@ -170,7 +132,8 @@ P64WriteResult write_p64(const std::string& path, const P64Image& image, const P
   }
   const uint64_t file_size = dir.empty() ? data_offset : end;
 
-  TempOutput out(path);
+  AtomicOutput out(path, policy);
+  out.reserve(file_size);  // a full disk fails here, before any tensor is produced
   // Stream tensor data, checksumming and measuring each tensor as it goes.
   ManifoldBuilder manifold(hp);
   std::vector<uint8_t> buffer;
@@ -193,7 +156,7 @@ P64WriteResult write_p64(const std::string& path, const P64Image& image, const P
       bytes = buffer.data();
     }
     e.crc32c = crc32c(bytes, static_cast<size_t>(e.bytes));
-    out.write_at(e.offset, bytes, static_cast<size_t>(e.bytes));
+    out.write_at(e.offset, bytes, e.bytes, e.name);
     TensorView view;
     view.name = e.name;
     view.dtype = e.dtype;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/common/atomic_output.h"
 #include "engine/common/progress.h"
 #include "engine/format/p64_format.h"
 
@@ -35,12 +36,12 @@ struct P64WriteResult {
   std::string certification_problem;  // why the profile flag is absent ("" when it is set)
 };
 
-// Writes `image` to `path` through a temporary file in the same folder that is renamed over
-// `path` only when everything is written; on an error or a cancel (progress returning false:
-// throws Cancelled) the temporary file is removed and `path` is untouched. Refuses (p64::Error)
-// inconsistent input: duplicate names, unknown dtypes, shapes that are not whole blocks,
-// hparams that fail validate().
-P64WriteResult write_p64(const std::string& path, const P64Image& image, const ProgressFn& progress = {});
+// Writes `image` to `path` through an AtomicOutput (atomic_output.h): on an error or a cancel
+// (progress returning false: throws Cancelled) `path` is untouched, and `policy` says what
+// `path` may not be. Refuses (p64::Error) inconsistent input: duplicate names, unknown dtypes,
+// shapes that are not whole blocks, hparams that fail validate().
+P64WriteResult write_p64(const std::string& path, const P64Image& image, const ProgressFn& progress = {},
+                         const OutputPolicy& policy = {});
 
 // Layer-major order of tensor names: token_embd first, then per block the attention and FFN
 // tensors in the order decode reads them, then output_norm and output, then anything else.

@@ -4,6 +4,7 @@
 #include <string_view>
 #include <vector>
 
+#include "engine/common/atomic_output.h"
 #include "engine/common/progress.h"
 #include "engine/model/hparams.h"
 #include "engine/model/vocab.h"
@@ -71,6 +72,7 @@ struct SynthOptions {
   int threads = 0;         // 0 = hardware concurrency
   ProgressFn progress;
   bool sync = true;        // fsync before the final rename
+  OutputPolicy output;     // what the target may not be; vocab_path is added to its inputs
 };
 
 struct SynthResult {

@@ -111,8 +111,11 @@ uint64_t synth_file_size(const SynthPlan& plan, const SynthOptions& options) {
 }
 
 SynthResult write_synth(const SynthPlan& plan, const std::string& path, const SynthOptions& options) {
-  const GgufWriter w = make_synth_writer(plan, options);
   GgufWriteOptions wo;
+  wo.output = options.output;
+  wo.output.reads(options.vocab_path, "the vocabulary being read");
+  check_output_path(path, wo.output);  // before the vocabulary is read and the metadata built
+  const GgufWriter w = make_synth_writer(plan, options);
   wo.threads = options.threads;
   wo.progress = options.progress;
   wo.sync = options.sync;

@@ -26,17 +26,37 @@ std::string file_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-bool is_reference(const LabConfig& c, const std::string& resolved) {
-  return resolved == "cpu" && c.switches == reference_config().switches;
+bool is_reference(const LabConfig& c, const std::string& resolved, const LabConfig& reference) {
+  return resolved == reference.backend && c.switches == reference.switches;
+}
+
+// The spellings BackendOptions::get_bool reads as on, and their opposites.
+bool is_on(const std::string& v) { return v == "1" || v == "on" || v == "true" || v == "yes"; }
+bool is_off(const std::string& v) { return v == "0" || v == "off" || v == "false" || v == "no"; }
+
+std::string switch_value(const LabConfig& c, const Backend& backend, const std::string& name) {
+  if (auto it = c.switches.find(name); it != c.switches.end()) return it->second;
+  for (const SwitchInfo& s : backend.switches())
+    if (s.name == name) return s.default_value;
+  return {};
 }
 
 }  // namespace
 
 std::string AbResult::quality_failure() const {
-  std::string s;
-  if (!b_vs_a.pass) s = "B vs A: " + b_vs_a.failure;
-  if (b_vs_reference && !b_vs_reference->pass) s += (s.empty() ? "" : "; ") + ("B vs reference: " + b_vs_reference->failure);
-  return s;
+  if (b_is_reference) return {};
+  if (b_vs_reference) {
+    if (b_vs_reference->pass) return {};
+    // Not B's doing alone when A, the baseline, fails the gate as well: say so.
+    const std::string a_too =
+        a_vs_reference && !a_vs_reference->pass ? " (A fails it too: " + a_vs_reference->failure + ")" : "";
+    return "B vs reference: " + b_vs_reference->failure + a_too;
+  }
+  return b_vs_a.pass ? std::string() : "B vs A: " + b_vs_a.failure;
+}
+
+bool AbResult::b_turns_switch_off() const {
+  return !switch_name.empty() && is_on(switch_a_value) && is_off(switch_b_value);
 }
 
 namespace {
@@ -77,6 +97,10 @@ AbResult run_ab(const LabConfig& ca, std::shared_ptr<const Model> model_a, const
   if (same_model) r.switch_name = switch_name.empty() ? single_differing_switch(ca, cb) : std::move(switch_name);
   LoadedBackend la = load_backend(ca, model_a, ctx);
   LoadedBackend lb = load_backend(cb, model_b, ctx);
+  if (!r.switch_name.empty()) {
+    r.switch_a_value = switch_value(ca, *la.backend, r.switch_name);
+    r.switch_b_value = switch_value(cb, *lb.backend, r.switch_name);
+  }
   auto fill = [](AbSide& side, const LabConfig& c, const LoadedBackend& l, const Model& m) {
     side.config = c;
     side.config.backend = l.name;
@@ -128,17 +152,30 @@ AbResult run_ab(const LabConfig& ca, std::shared_ptr<const Model> model_a, const
   tokens.insert(tokens.end(), a_generated.begin(), a_generated.end());
   tokens.resize(std::min<size_t>(tokens.size(), static_cast<size_t>(p.quality_tokens)));
   r.b_vs_a = teacher_forced_compare(*la.backend, *lb.backend, tokens, p.thresholds);
-  if (same_model && is_reference(ca, la.name)) {
-    r.reference = "A (" + reference_config().to_string() + ")";
-  } else if (!same_model && is_reference(cb, lb.name)) {
-    r.reference = "B (" + reference_config().to_string() + " on B's model)";
+  const LabConfig& ref = p.reference;
+  const bool a_is_reference = is_reference(ca, la.name, ref);
+  r.b_is_reference = is_reference(cb, lb.name, ref);
+  r.reference = a_is_reference ? "A (" + ref.to_string() + ")"
+                : r.b_is_reference ? "B (" + ref.to_string() + ")"
+                : same_model ? ref.to_string() : ref.to_string() + " on each side's model";
+  if (same_model && a_is_reference) {
+    r.b_vs_reference = r.b_vs_a;
+  } else if (same_model && r.b_is_reference) {
+    r.a_vs_reference = teacher_forced_compare(*lb.backend, *la.backend, tokens, p.thresholds);
   } else if (p.compare_reference) {
-    const LabConfig ref = reference_config();
-    LoadedBackend lr = load_backend(ref, model_b, ctx);
-    r.b_vs_reference = teacher_forced_compare(*lr.backend, *lb.backend, tokens, p.thresholds);
-    r.reference = same_model ? ref.to_string() : ref.to_string() + " on B's model";
+    // The reference on each side's own model (one load when they share it).
+    std::optional<LoadedBackend> ref_a, ref_b;
+    if (!a_is_reference) {
+      ref_a = load_backend(ref, model_a, ctx, /*with_passport=*/false);
+      r.a_vs_reference = teacher_forced_compare(*ref_a->backend, *la.backend, tokens, p.thresholds);
+    }
+    if (!r.b_is_reference) {
+      if (!same_model || !ref_a) ref_b = load_backend(ref, model_b, ctx, /*with_passport=*/false);
+      Backend& reference_b = ref_b ? *ref_b->backend : *ref_a->backend;
+      r.b_vs_reference = teacher_forced_compare(reference_b, *lb.backend, tokens, p.thresholds);
+    }
   }
-  if (progress) progress(1.0, "quality gate: " + r.b_vs_a.summary());
+  if (progress) progress(1.0, "quality gate: " + (r.b_vs_reference ? *r.b_vs_reference : r.b_vs_a).summary());
   return r;
 }
 
@@ -151,8 +188,20 @@ VerdictOutcome judge_ab(const AbResult& r, std::optional<Verdict> previous) {
   in.b_tok_s = b;
   in.quality_pass = r.quality_pass();
   in.quality_failure = r.quality_failure();
-  in.previous = previous;
-  return decide_verdict(in);
+  // Turning a switch off is no step towards promoting anything: no streak of wins.
+  in.previous = r.b_turns_switch_off() ? std::nullopt : previous;
+  VerdictOutcome o = decide_verdict(in);
+  if (r.b_turns_switch_off()) {
+    const std::string b = "B (" + r.switch_name + "=" + r.switch_b_value + ")";
+    if (o.verdict == Verdict::Win)
+      o.reason = b + " is faster: " + r.switch_name + " keeps its status; an A/B with " + r.switch_name + "=" +
+                 r.switch_a_value + " as B can lower it (" + o.reason + ")";
+    else if (!in.quality_pass)
+      o.reason = b + " fails the quality gate: " + r.switch_name + " stays on (" + o.reason + ")";
+    else
+      o.reason = b + " is not faster: " + r.switch_name + " stays on (" + o.reason + ")";
+  }
+  return o;
 }
 
 nlohmann::json ab_to_json(const AbResult& r, const VerdictOutcome& o) {
@@ -164,11 +213,13 @@ nlohmann::json ab_to_json(const AbResult& r, const VerdictOutcome& o) {
              {"decode_tok_s", r.b.decode_tok_s}}},
       {"same_model", r.same_model()},
       {"ratio", {{"median", o.ratio_median}, {"min", o.ratio_min}, {"max", o.ratio_max}}},
-      {"quality", {{"b_vs_a", quality_json(r.b_vs_a)}, {"reference", r.reference}}},
+      {"quality", {{"b_vs_a", quality_json(r.b_vs_a)}, {"reference", r.reference}, {"pass", r.quality_pass()}}},
+      {"b_turns_switch_off", r.b_turns_switch_off()},
       {"verdict", std::string(to_string(o.verdict))},
       {"reason", o.reason},
       {"params", {{"runs", r.params.runs}, {"warmup", r.params.warmup}, {"tokens", r.params.decode_tokens},
                   {"prompt_tokens", r.params.prompt_tokens}, {"quality_tokens", r.params.quality_tokens}}}};
+  if (r.a_vs_reference) j["quality"]["a_vs_reference"] = quality_json(*r.a_vs_reference);
   if (r.b_vs_reference) j["quality"]["b_vs_reference"] = quality_json(*r.b_vs_reference);
   for (const AbSide* s : {&r.a, &r.b}) {
     auto& arr = j[s == &r.a ? "a" : "b"]["samples"] = nlohmann::json::array();
@@ -246,7 +297,11 @@ StoredAb judge_and_store_ab(Store& store, const AbResult& r, const Model& model,
     std::snprintf(evidence, sizeof evidence, "A/B run %lld: B/A %.3f [%.3f-%.3f], A %.2f B %.2f tok/s, quality %s",
                   static_cast<long long>(out.run_id), out.outcome.ratio_median, out.outcome.ratio_min,
                   out.outcome.ratio_max, out.outcome.a_median, out.outcome.b_median, r.quality_pass() ? "pass" : "FAIL");
-    store.record_status(opt_id, status_after(out.outcome.verdict).value_or(current),
+    // A B that turns the switch off judges keeping it, and a win confirms a default: neither
+    // lowers the switch's status.
+    std::optional<OptStatus> next = r.b_turns_switch_off() ? std::nullopt : status_after(out.outcome.verdict);
+    if (current == OptStatus::Default && next == OptStatus::Candidate) next = std::nullopt;
+    store.record_status(opt_id, next.value_or(current),
                         std::string(to_string(out.outcome.verdict)) + ": " + out.outcome.reason, out.run_id, evidence);
   }
   tx.commit();

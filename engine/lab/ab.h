@@ -1,8 +1,8 @@
 #pragma once
 // A/B: two configurations of one model (or of two model files that share a vocabulary, e.g. two
 // quantisations of one model), measured interleaved (A B A B ...) so drift (thermal,
-// other load) hits both sides alike, then teacher-forced quality of B against A and against
-// the CPU reference, then the verdict (verdict.h) and the optimisation history update.
+// other load) hits both sides alike, then teacher-forced quality of each side against the CPU
+// reference, then the verdict (verdict.h) and the optimisation history update.
 #include <memory>
 #include <optional>
 #include <string>
@@ -23,7 +23,8 @@ struct AbParams {
   int decode_tokens = 32;
   int prompt_tokens = 32;
   int quality_tokens = 32;  // teacher-forced positions (prompt + A's greedy continuation)
-  bool compare_reference = true;  // also B vs the CPU reference (skipped when A is it)
+  bool compare_reference = true;  // each side vs the reference; off: B vs A is the gate
+  LabConfig reference = reference_config();  // what each side is judged against
   QualityThresholds thresholds;
 };
 
@@ -41,13 +42,24 @@ struct AbResult {
   AbParams params;
   AbSide a, b;
   std::string switch_name;  // the switch judged (from --switch, or the one that differs)
+  // The switch's value on each side: given in the config, else the backend's default.
+  std::string switch_a_value, switch_b_value;
+  // The quality gate judges each side against params.reference (the CPU's exact float path)
+  // on that side's model: A's approximation is no yardstick for B. B vs A is how far apart the
+  // two are, shown beside them; it is the gate only when the reference is not run
+  // (params.compare_reference off and neither side is the reference).
   QualityReport b_vs_a;
-  std::optional<QualityReport> b_vs_reference;  // nullopt when A is the reference itself
+  std::optional<QualityReport> a_vs_reference;  // nullopt when A is the reference (or it is not run)
+  std::optional<QualityReport> b_vs_reference;  // nullopt when B is the reference (or it is not run)
+  bool b_is_reference = false;
   std::string reference;                        // the reference config, "A (backend=cpu,...)" when A is it
-  bool quality_pass() const { return b_vs_a.pass && (!b_vs_reference || b_vs_reference->pass); }
+  bool quality_pass() const { return quality_failure().empty(); }
   bool two_models = false;  // A and B ran different Model objects (files)
   bool same_model() const { return !two_models; }
-  std::string quality_failure() const;
+  std::string quality_failure() const;  // B's failure of the gate; "" when it passes
+  // B turns the judged switch off where A runs it on: the A/B asks whether to keep the switch,
+  // so its verdict never lowers the switch's status (a slower B means "keep it on").
+  bool b_turns_switch_off() const;
 };
 
 // Loads both configurations (and the CPU reference when needed) and measures them.

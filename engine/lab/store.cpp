@@ -23,6 +23,11 @@ std::string default_store_path() {
   return "p64lab.db";
 }
 
+void protect_store_files(OutputPolicy& policy, const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"})
+    policy.reads(path + suffix, "the lab store of this command");
+}
+
 std::unique_ptr<Store> Store::open(const std::string& path) { return open(path, Options{}); }
 
 std::unique_ptr<Store> Store::open(const std::string& path, const Options& options) {

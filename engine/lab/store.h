@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/common/atomic_output.h"
 #include "engine/lab/store_types.h"
 #include "engine/runtime/passport.h"
 #include "engine/runtime/timeline.h"
@@ -24,6 +25,10 @@ struct SwitchInfo;
 
 // $XDG_DATA_HOME/p64lab/lab.db, or ~/.local/share/p64lab/lab.db.
 std::string default_store_path();
+
+// Adds the store file at `path` and SQLite's files beside it (-wal, -shm, -journal) to the
+// files an output may never replace.
+void protect_store_files(OutputPolicy& policy, const std::string& path);
 
 // Everything one run writes, stored together or not at all.
 struct RunBundle {

@@ -117,7 +117,7 @@ struct ComparisonRecord {
   double ratio_median = 0;            // median(B) / median(A)
   double ratio_min = 0, ratio_max = 0;  // over interleaved pairs B_i / A_i
   bool quality_pass = false;
-  std::string quality_json;  // {"b_vs_a": QualityReport, "b_vs_reference": QualityReport}
+  std::string quality_json;  // {"b_vs_a", "a_vs_reference", "b_vs_reference": QualityReport, "pass"}
   Verdict verdict = Verdict::Inconclusive;
   std::string reason;
   std::string created_at;

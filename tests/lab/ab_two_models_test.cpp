@@ -14,30 +14,12 @@
 namespace p64 {
 namespace {
 
-// The toy backend under a name of its own, ranked below everything so "auto" never picks it.
-void register_toy() {
-  register_backend({"toy-ab", -100, [](std::string*) { return true; },
-                    [] { return std::make_unique<test::ToyBackend>("toy-ab"); }});
-}
+void register_toy() { test::register_toy_backend("toy-ab"); }
 
 AbParams quick() {
-  AbParams p;
-  p.runs = 2;
-  p.warmup = 0;
-  p.decode_tokens = 4;
-  p.prompt_tokens = 4;
-  p.quality_tokens = 6;
+  AbParams p = test::quick_ab_params(6);
   p.compare_reference = false;
   return p;
-}
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return {};
 }
 
 TEST(AbTwoModels, EachSideDecodesItsOwnModelAndTheStoreNamesBoth) {
@@ -82,16 +64,16 @@ TEST(AbTwoModels, RefusesTwoVocabulariesAndASwitchChangedWithTheModel) {
   other_vocab.n_vocab = 128;
   auto ma = test::make_toy_model(), mb = test::make_toy_model(other_vocab);
   const LabConfig c = LabConfig::parse("backend=toy-ab");
-  const std::string vocab = error_of([&] { run_ab(c, ma, c, mb, quick()); });
+  const std::string vocab = test::error_of([&] { run_ab(c, ma, c, mb, quick()); });
   EXPECT_NE(vocab.find("96 tokens"), std::string::npos) << vocab;
   EXPECT_NE(vocab.find("one vocabulary"), std::string::npos) << vocab;
 
   test::ToyShape seed2;
   seed2.seed = 2;
   auto mc = test::make_toy_model(seed2);
-  const std::string both = error_of([&] { run_ab(c, ma, LabConfig::parse("backend=toy-ab,opt.fast=1"), mc, quick()); });
+  const std::string both = test::error_of([&] { run_ab(c, ma, LabConfig::parse("backend=toy-ab,opt.fast=1"), mc, quick()); });
   EXPECT_NE(both.find("one change at a time"), std::string::npos) << both;
-  const std::string named = error_of([&] { run_ab(c, ma, c, mc, quick(), "fast"); });
+  const std::string named = test::error_of([&] { run_ab(c, ma, c, mc, quick(), "fast"); });
   EXPECT_NE(named.find("switch 'fast'"), std::string::npos) << named;
 
   // One model on both sides is the ordinary A/B: the differing switch is the one judged.

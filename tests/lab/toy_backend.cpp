@@ -7,6 +7,7 @@
 #include <random>
 
 #include "engine/common/error.h"
+#include "engine/runtime/backend_registry.h"
 
 namespace p64::test {
 namespace {
@@ -252,6 +253,20 @@ int32_t ToyBackend::decode_argmax(int32_t token, int32_t pos) {
   const auto id = static_cast<int32_t>(std::max_element(logits_.begin(), logits_.end()) - logits_.begin());
   span("argmax", OpGroup::Sample, -1, false, pos, t0, now_us());
   return id;
+}
+
+void register_toy_backend(const std::string& name) {
+  register_backend({name, -100, [](std::string*) { return true; }, [name] { return std::make_unique<ToyBackend>(name); }});
+}
+
+AbParams quick_ab_params(int quality_tokens) {
+  AbParams p;
+  p.runs = 2;
+  p.warmup = 0;
+  p.decode_tokens = 4;
+  p.prompt_tokens = 4;
+  p.quality_tokens = quality_tokens;
+  return p;
 }
 
 }  // namespace p64::test

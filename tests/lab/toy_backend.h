@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/lab/ab.h"
 #include "engine/model/model.h"
 #include "engine/runtime/backend.h"
 
@@ -62,5 +63,13 @@ class ToyBackend : public Backend {
   int steps_ = 0;
   double epoch_us_ = -1;
 };
+
+// Registers a ToyBackend under `name`, ranked below everything so "auto" never picks it
+// (registering a name again replaces the earlier one).
+void register_toy_backend(const std::string& name);
+
+// A/B parameters small enough for toy models: 2 runs a side, no warm-up, 4 prompt and 4 decode
+// tokens, `quality_tokens` teacher-forced positions.
+AbParams quick_ab_params(int quality_tokens);
 
 }  // namespace p64::test

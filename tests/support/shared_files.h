@@ -1,9 +1,12 @@
 #pragma once
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <string>
 
 #include <gtest/gtest.h>
+
+#include "engine/common/error.h"
 
 namespace p64::test {
 
@@ -15,6 +18,16 @@ inline std::filesystem::path shared_dir() {
   return std::filesystem::path(P64_SHARED_DIR);
 }
 inline std::filesystem::path shared_model(const std::string& name) { return shared_dir() / "models" / name; }
+
+// The message of the p64::Error that `f` throws; "" when it throws none.
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return {};
+}
 
 // A fresh temporary folder per test, removed at the end of the test.
 class TempDir {
