@@ -24,8 +24,8 @@ P64="$BUILD/app/cli/p64"
 WORK=${P64_WORK_DIR:-$BUILD/first-run}
 mkdir -p "$WORK"
 "$P64" --version
-"$P64" synth --preset smollm2-135m --quant Q8_0 -o "$WORK/smollm2-135m-q8_0.gguf"
-"$P64" convert "$WORK/smollm2-135m-q8_0.gguf" "$WORK/smollm2-135m-q8_0.p64" --soa
+"$P64" synth --preset smollm2-135m --quant Q8_0 -o "$WORK/smollm2-135m-q8_0.gguf" --force
+"$P64" convert "$WORK/smollm2-135m-q8_0.gguf" "$WORK/smollm2-135m-q8_0.p64" --soa --force
 "$P64" verify "$WORK/smollm2-135m-q8_0.p64"
 "$P64" decode-proxy "$WORK/smollm2-135m-q8_0.p64" --backend auto --tokens 32 --runs 2 --db "$WORK/lab.db"
 "$P64" report --format md --db "$WORK/lab.db"

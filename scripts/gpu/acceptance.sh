@@ -59,7 +59,7 @@ fi
 
 if has compare; then
   S="$MODELS/stories260K.p64"
-  [ -f "$S" ] || "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$S" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q
+  [ -f "$S" ] || "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$S" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q --force
   for b in $BACKENDS; do
     timeout 120 "$P64" compare "$S" --backend "$b" --tokens 128 --greedy 200 >"$OUT/compare_${b}_stories.log" 2>&1
     note "compare $b stories260K: exit $? | $(grep -E 'teacher|greedy' "$OUT/compare_${b}_stories.log" | tr -s ' ' | tr '\n' '|')"

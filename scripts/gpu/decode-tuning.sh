@@ -18,7 +18,7 @@ SPEED_MODELS="smollm2-360m:Q8_0 llama-3.2-3b:Q4_K_M" TEST_TIMEOUT=240 bash scrip
   >"$OUT/acceptance.log" 2>&1
 grep -E "unit tests|FAILED|last started" "$OUT/acceptance.log" | tee -a "$TABLE"
 S3=$M/llama-3.2-3b-Q4_K_M.p64; SM=$M/smollm2-360m-Q8_0.p64; ST=$M/stories260K.p64
-timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q
+timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q --force
 
 BEST=${BEST:-"pdl=1 fuse_norm=1"}
 q() { timeout "$1" "$P64" compare "${@:2}" 2>&1 | grep -E "teacher|greedy:|greedy," | tr -s ' ' | tr '\n' ' '; }

@@ -29,7 +29,7 @@ SPEED_MODELS="smollm2-360m:Q8_0 llama-3.2-3b:Q4_K_M" TEST_TIMEOUT=200 BACKENDS=$
   >"$OUT/acceptance.log" 2>&1
 grep -E "unit tests|FAILED|last started" "$OUT/acceptance.log" | awk '!seen[$0]++' | tee -a "$TABLE"  # the log ends with its own table
 S3=$M/llama-3.2-3b-Q4_K_M.p64; SM=$M/smollm2-360m-Q8_0.p64; ST=$M/stories260K.p64
-timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q
+timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q --force
 
 speed() { timeout 120 "$P64" decode-proxy "$@" --runs 3 --warmup 1 --db "$DB" --json 2>>"$OUT/speed.err" |
   python3 -c "import json,sys; d=json.load(sys.stdin); m=d['decode_tok_s']; p=d['prefill_tok_s']; print('decode %7.1f [%7.1f-%7.1f] %5.0f GB/s  prefill %8.1f' % (m['median'], m['min'], m['max'], d['effective_gbs']['median'], p['median']))"; }

@@ -9,7 +9,7 @@ BIN=${BIN:-.dev/gpu}; P64="$BIN/p64"; M=/tmp/p64-models; DB="$OUT/lab.db"
 TEST_TIMEOUT=90 bash scripts/gpu/acceptance.sh models tests >"$OUT/acceptance.log" 2>&1
 grep -E "unit tests|FAILED|last started" "$OUT/acceptance.log"
 S3=$M/llama-3.2-3b-Q4_K_M.p64; SM=$M/smollm2-360m-Q8_0.p64; ST=$M/stories260K.p64
-timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q
+timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q --force
 q() { timeout "$1" "$P64" compare "${@:2}" | grep -E "teacher|greedy:|greedy," | tr -s ' ' | tr '\n' ' '; echo; }
 echo "quality cuda stories: $(q 60 "$ST" --backend cuda --tokens 128 --greedy 200)"
 echo "quality cuda smollm2: $(q 90 "$SM" --backend cuda --tokens 128 --greedy 0)"

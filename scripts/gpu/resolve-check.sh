@@ -17,7 +17,7 @@ row() { echo "$*" | tee -a "$TABLE"; }
 SPEED_MODELS=${SPEED_MODELS:-"llama-3.2-3b:Q4_K_M smollm2-360m:Q8_0"}
 SPEED_MODELS="$SPEED_MODELS" OUT="$L" bash scripts/gpu/acceptance.sh models >"$L/models.log" 2>&1
 S3=$M/llama-3.2-3b-Q4_K_M.p64; SM=$M/smollm2-360m-Q8_0.p64; ST=$M/stories260K.p64
-timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q
+timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q --force
 row "models ready at ${SECONDS} s"
 timeout 200 "$BIN/p64_cuda_tests" >"$L/cuda_tests.log" 2>&1
 row "p64_cuda_tests: exit $? $(grep -E '^\[  (PASSED|FAILED|SKIPPED) ' "$L/cuda_tests.log" | tr '\n' ' ') (${SECONDS} s)"

@@ -94,7 +94,7 @@ fi
 QOPTS=""; for o in ${QUALITY_OPTS:-}; do QOPTS="$QOPTS --opt $o"; done
 if has quality; then
   ST=$M/stories260K.p64
-  timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q
+  timeout 60 "$P64" convert "$P64_SHARED_DIR/models/stories260K.bin" "$ST" --tokenizer "$P64_SHARED_DIR/models/tok512.bin" -q --force
   SM=$M/smollm2-360m-Q8_0.p64
   for tool in memcheck racecheck; do
     timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 "$P64" decode-proxy "$M/smollm2-360m-Q4_K_M.p64" \
