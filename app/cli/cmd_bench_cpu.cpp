@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/command_registry.h"
+#include "app/cli/option_checks.h"
 #include "engine/common/error.h"
 #include "engine/lab/cpu_bench.h"
 #include "engine/lab/decode_proxy.h"
@@ -89,7 +90,7 @@ const CommandRegistration reg(49, [](CLI::App& root) {
                 "PRESET:QUANT[:LAYOUT] to run instead of the default three (repeatable); LAYOUT is cpu-rows (Q8_0, Q5_0, "
                 "Q4_K and Q6_K matrices 16 rows interleaved, p64 convert --cpu-rows; the default on AVX-512 CPUs) or "
                 "plain (GGUF's blocks; the default elsewhere)");
-  c->add_option("--threads", a->params.threads, "CPU threads")->capture_default_str()->check(CLI::Range(1u, 1024u));
+  c->add_option("--threads", a->params.threads, threads_help("CPU threads"))->capture_default_str()->check(thread_count(1));
   c->add_option("--rounds", a->params.rounds, "Measured rounds")->capture_default_str()->check(CLI::Range(1, 1000));
   c->add_option("--warmup", a->params.warmup_rounds, "Warm-up rounds (reported apart)")
       ->capture_default_str()

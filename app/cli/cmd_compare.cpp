@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command_registry.h"
+#include "app/cli/option_checks.h"
 #include "engine/common/error.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/quality_gate.h"
@@ -109,7 +110,9 @@ const CommandRegistration reg(44, [](CLI::App& root) {
   c->add_option("--greedy", args->greedy, "Greedy tokens that must be identical (0 = skip)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1 << 16));
-  c->add_option("--threads", args->threads, "CPU threads (0 = all)")->capture_default_str();
+  c->add_option("--threads", args->threads, threads_help("CPU threads (0 = all)"))
+      ->capture_default_str()
+      ->check(thread_count());
   c->add_option("--opt", args->opts, "Candidate's optimisation switch NAME=VALUE (repeatable)");
   c->add_option("--reference-opt", args->reference_opts,
                 "Reference's switch NAME=VALUE (default for cpu: int8_activations=0, the exact float path)");

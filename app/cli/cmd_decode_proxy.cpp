@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command_registry.h"
+#include "app/cli/option_checks.h"
 #include "engine/common/error.h"
 #include "engine/lab/decode_proxy.h"
 #include "engine/lab/lab_run.h"
@@ -112,7 +113,9 @@ const CommandRegistration reg(40, [](CLI::App& root) {
   c->add_option("--warm", args->warm, "Extra runs on the kept-loaded engine; reports steady state vs peak (R6)")
       ->capture_default_str()
       ->check(CLI::Range(0, 1000));
-  c->add_option("--threads", args->threads, "CPU threads (0 = all)")->capture_default_str();
+  c->add_option("--threads", args->threads, threads_help("CPU threads (0 = all)"))
+      ->capture_default_str()
+      ->check(thread_count());
   c->add_option("--opt", args->opts, "Optimisation switch NAME=VALUE (repeatable)");
   c->add_flag("--json", args->json, "Print the result as JSON")->capture_default_str();
   c->add_option("--db", args->db, "Lab store (SQLite)")->capture_default_str();

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/command_registry.h"
+#include "app/cli/option_checks.h"
 #include "engine/format/synth.h"
 
 namespace p64::cli {
@@ -61,7 +62,9 @@ const CommandRegistration reg(60, [](CLI::App& root) {
   c->add_option("--seed", args->seed, "random seed (same seed, same bytes)")->capture_default_str();
   c->add_option("--vocab", args->vocab, "Llama 3 tokenizer (tiktoken llama3_tokenizer.model) to embed instead of a synthetic vocabulary")
       ->capture_default_str();
-  c->add_option("--threads", args->threads, "worker threads (0 = all cores)")->capture_default_str();
+  c->add_option("--threads", args->threads, threads_help("worker threads (0 = all cores)"))
+      ->capture_default_str()
+      ->check(thread_count());
   c->add_flag("-q,--quiet", args->quiet, "no progress output")->capture_default_str();
   c->add_flag("--force", args->force, "replace an existing output file")->capture_default_str();
   c->callback([args] { run_synth(*args); });

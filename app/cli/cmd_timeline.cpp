@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command_registry.h"
+#include "app/cli/option_checks.h"
 #include "engine/common/atomic_output.h"
 #include "engine/common/error.h"
 #include "engine/lab/lab_run.h"
@@ -105,7 +106,9 @@ const CommandRegistration reg(41, [](CLI::App& root) {
       ->capture_default_str()
       ->check(CLI::Range(1, 1 << 16));
   c->add_option("--top", args->top, "How many top ops to print")->capture_default_str();
-  c->add_option("--threads", args->threads, "CPU threads (0 = all)")->capture_default_str();
+  c->add_option("--threads", args->threads, threads_help("CPU threads (0 = all)"))
+      ->capture_default_str()
+      ->check(thread_count());
   c->add_option("--opt", args->opts, "Optimisation switch NAME=VALUE (repeatable)");
   c->add_option("--trace", args->trace, "Write Chrome trace-event JSON here (Perfetto opens it; never over the model or the store)");
   c->add_flag("--force", args->force, "Replace an existing --trace file")->capture_default_str();

@@ -1,9 +1,11 @@
 #include "app/cli/decode_args.h"
 
 #include <cstdio>
+#include <limits>
 
 #include <CLI/CLI.hpp>
 
+#include "app/cli/option_checks.h"
 #include "engine/format/open_model.h"
 #include "engine/lab/lab_config.h"
 #include "engine/quant/dot.h"
@@ -16,19 +18,28 @@ void add_decode_options(CLI::App& cmd, DecodeArgs& a) {
       ->required();
   cmd.add_option("--tokenizer", a.tokenizer, "llama2.c tokenizer file, for a llama2.c checkpoint");
   cmd.add_option("--backend", a.backend, "Backend: auto (cuda > vulkan > cpu), cpu, cuda, vulkan")->capture_default_str();
-  cmd.add_option("--threads", a.threads, "CPU threads (0 = all)")->capture_default_str();
+  cmd.add_option("--threads", a.threads, threads_help("CPU threads (0 = all)"))->capture_default_str()->check(thread_count());
   cmd.add_option("--ctx", a.max_context, "KV cache positions, capped by the model's trained context")
       ->capture_default_str()
       ->check(CLI::Range(1u, 1u << 24));
   cmd.add_option("--opt", a.opts, "Backend optimisation switch NAME=VALUE (repeatable)");
   SamplerSettings& s = a.sampler;
-  cmd.add_option("--temp", s.temperature, "Temperature; 0 = greedy (the backend's argmax)")->capture_default_str();
-  cmd.add_option("--top-k", s.top_k, "Keep the k most likely tokens (0 = off)")->capture_default_str();
-  cmd.add_option("--top-p", s.top_p, "Nucleus cut (1 = off)")->capture_default_str();
-  cmd.add_option("--min-p", s.min_p, "Drop tokens below min-p x the top probability (0 = off)")->capture_default_str();
-  cmd.add_option("--repeat-penalty", s.repeat_penalty, "Repetition penalty (1 = off)")->capture_default_str();
+  cmd.add_option("--temp", s.temperature, "Temperature; 0 = greedy (the backend's argmax)")
+      ->capture_default_str()
+      ->check(finite_number(0, true));
+  cmd.add_option("--top-k", s.top_k, "Keep the k most likely tokens (0 = off)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, std::numeric_limits<int>::max()));
+  cmd.add_option("--top-p", s.top_p, "Nucleus cut (1 = off)")->capture_default_str()->check(finite_number(0, false, 1, true));
+  cmd.add_option("--min-p", s.min_p, "Drop tokens below min-p x the top probability (0 = off)")
+      ->capture_default_str()
+      ->check(finite_number(0, true, 1, true));
+  cmd.add_option("--repeat-penalty", s.repeat_penalty, "Repetition penalty (1 = off)")
+      ->capture_default_str()
+      ->check(finite_number(0, false));
   cmd.add_option("--repeat-last-n", s.repeat_last_n, "Recent tokens the penalty looks at (-1 = all)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(-1, std::numeric_limits<int>::max()));
   cmd.add_option("--seed", s.seed, "Sampling seed")->capture_default_str();
 }
 

@@ -46,6 +46,8 @@ int main(int argc, char** argv) {
   app.formatter(std::make_shared<p64::cli::HelpFormatter>());
   app.get_formatter()->column_width(34);
   app.option_defaults()->always_capture_default();
+  // A bad flag reads like every other error of the command: `p64: --threads: ...`.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) { return "p64: " + CLI::FailureMessage::simple(a, e); });
   auto& cmds = p64::cli::commands();
   std::sort(cmds.begin(), cmds.end(), [](const auto& a, const auto& b) { return a.order < b.order; });
   for (const auto& c : cmds) c.add(app);

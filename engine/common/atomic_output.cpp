@@ -7,23 +7,12 @@
 #include <system_error>
 
 #include "engine/common/error.h"
+#include "engine/common/file_checks.h"
 #include "engine/common/platform.h"
 
 namespace p64 {
 namespace fs = std::filesystem;
 namespace {
-
-const char* kind_of(fs::file_type t) {
-  switch (t) {
-    case fs::file_type::directory: return "a folder";
-    case fs::file_type::symlink: return "a symbolic link";
-    case fs::file_type::block: return "a block device";
-    case fs::file_type::character: return "a character device";
-    case fs::file_type::fifo: return "a FIFO";
-    case fs::file_type::socket: return "a socket";
-    default: return "not a regular file";
-  }
-}
 
 std::string free_space_text(const std::string& dir) {
   std::error_code ec;
@@ -46,7 +35,7 @@ void check_output_path(const std::string& path, const OutputPolicy& policy) {
   if (st.type() == fs::file_type::not_found) return;
   if (ec) throw Error(path + ": cannot check the output path: " + ec.message());
   if (st.type() != fs::file_type::regular)
-    throw Error(path + ": is " + kind_of(st.type()) + ", not a regular file; refusing to write the output over it");
+    throw Error(path + ": is " + file_type_text(st.type()) + ", not a regular file; refusing to write the output over it");
   for (const auto& in : policy.inputs) {
     std::error_code eq;
     if (fs::equivalent(path, in.path, eq))  // the input's own name too when another path reaches it

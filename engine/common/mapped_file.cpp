@@ -45,7 +45,8 @@ MappedFile::~MappedFile() {
 }
 #else
 std::shared_ptr<const MappedFile> MappedFile::open(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: open() on a FIFO would wait for a writer; this way it returns and fstat refuses it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw Error(path + ": cannot open for reading: " + std::strerror(errno));
   struct stat st{};
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/common/file_checks.h"
 #include "engine/format/safetensors.h"
 #include "engine/model/hf_tokenizer_json.h"
 #include "engine/quant/quant.h"
@@ -149,6 +150,7 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
   src.path = dir;
   const fs::path config_path = d / "config.json";
   if (!fs::exists(config_path)) throw Error(dir + ": no config.json (not a Hugging Face model folder)");
+  check_input_file(config_path.string(), dir);
   try {
     const json config = read_json(config_path);
     if (!config.is_object()) throw FormatError(config_path.string(), "config", 0, "not a JSON object");
@@ -161,6 +163,7 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
   // Shards: the index's weight_map names the file of each tensor; a single file otherwise.
   std::vector<fs::path> shard_paths;
   if (fs::exists(d / "model.safetensors.index.json")) {
+    check_input_file((d / "model.safetensors.index.json").string(), dir);
     json idx = read_json(d / "model.safetensors.index.json");
     if (!idx.contains("weight_map") || !idx["weight_map"].is_object())
       throw FormatError((d / "model.safetensors.index.json").string(), "json", 0, "no weight_map object");
@@ -180,6 +183,7 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
   }
 
   std::set<std::string> seen;
+  for (const auto& sp : shard_paths) check_input_file(sp.string(), dir);  // all before the first is read
   for (const auto& sp : shard_paths) {
     auto shard = std::make_shared<SafetensorsFile>(SafetensorsFile::open(sp.string()));
     src.keepalive.push_back(shard);
@@ -226,6 +230,7 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
 
   const fs::path tok_path = tokenizer_override.empty() ? d / "tokenizer.json" : fs::path(tokenizer_override);
   if (!fs::exists(tok_path)) throw Error(dir + ": no tokenizer.json (give one with --tokenizer)");
+  check_input_file(tok_path.string(), tokenizer_override.empty() ? dir : "");
   src.vocab = read_hf_tokenizer_json(tok_path.string());
   if (src.vocab.size() > hp.n_vocab)
     throw FormatError(tok_path.string(), "tokenizer", 0, std::to_string(src.vocab.size()) + " tokens but config vocab_size is " + std::to_string(hp.n_vocab));

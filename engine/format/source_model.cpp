@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "engine/common/error.h"
+#include "engine/common/file_checks.h"
 #include "engine/format/gguf_model.h"
 #include "engine/format/gguf_reader.h"
 #include "engine/format/hf_import.h"
@@ -17,6 +18,7 @@ namespace fs = std::filesystem;
 std::string detect_model_format(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) return fs::exists(fs::path(path) / "config.json") ? "hf" : "";
+  check_input_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot open for reading");
   char magic[4] = {};

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/common/file_checks.h"
 #include "engine/lab/plan_history.h"
 #include "engine/lab/schema.h"
 #include "engine/lab/sha256.h"
@@ -34,7 +35,15 @@ std::unique_ptr<Store> Store::open(const std::string& path, const Options& optio
   namespace fs = std::filesystem;
   const fs::path parent = fs::path(path).parent_path();
   std::error_code ec;
-  if (!parent.empty()) {
+  // Only the default store makes its own folder (the app-data folder of a fresh install); a
+  // store named elsewhere goes into a folder that exists, so a typo in --db is an error, not a
+  // new tree of folders with an empty store at its end.
+  const fs::file_type parent_type = parent.empty() ? fs::file_type::directory : fs::status(parent, ec).type();
+  if (parent_type != fs::file_type::directory) {
+    if (parent_type != fs::file_type::not_found)
+      throw Error(path + ": " + parent.string() + " is " + file_type_text(parent_type) + ", not a folder");
+    if (fs::path(path) != fs::path(default_store_path()))
+      throw Error(path + ": the folder " + parent.string() + " does not exist; create it first or give another path");
     fs::create_directories(parent, ec);
     if (ec) throw Error(path + ": cannot create the folder " + parent.string() + ": " + ec.message());
   }

@@ -66,9 +66,10 @@ class Store {
     int migrate_to = 0;               // 0 = latest; tests use lower values to build old stores
   };
 
-  // Creates the file (and its folder) when missing, migrates it to the latest schema, and on
-  // a fresh store imports the plan history. Throws p64::Error on a newer schema, a file that
-  // is not a database, or a folder that cannot be created.
+  // Creates the file when missing (in a folder that must exist; only default_store_path()
+  // creates its folder), migrates it to the latest schema, and on a fresh store imports the
+  // plan history. Throws p64::Error on a newer schema, a file that is not a database, or a
+  // missing folder.
   static std::unique_ptr<Store> open(const std::string& path);
   static std::unique_ptr<Store> open(const std::string& path, const Options& options);
   ~Store();

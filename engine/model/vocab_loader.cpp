@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "engine/common/error.h"
+#include "engine/common/file_checks.h"
 #include "engine/common/mapped_file.h"
 #include "engine/format/gguf_model.h"
 #include "engine/format/gguf_reader.h"
@@ -61,7 +62,10 @@ Vocabulary load_vocabulary(const std::string& path) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     const auto json_path = std::filesystem::path(path) / "tokenizer.json";
-    if (std::filesystem::exists(json_path)) return read_hf_tokenizer_json(json_path.string());
+    if (std::filesystem::exists(json_path)) {
+      check_input_file(json_path.string(), path);
+      return read_hf_tokenizer_json(json_path.string());
+    }
     throw Error(path + ": a folder without tokenizer.json");
   }
   auto file = MappedFile::open(path);

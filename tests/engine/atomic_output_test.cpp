@@ -29,14 +29,6 @@ namespace {
 
 void write_text(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
 
-// The files in `dir`, by name.
-std::vector<std::string> names_in(const fs::path& dir) {
-  std::vector<std::string> v;
-  for (const auto& e : fs::directory_iterator(dir)) v.push_back(e.path().filename().string());
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
 // Runs `body` in a forked child and returns what it returned (one line), or why it could not.
 // `setup` runs in the child first; a non-empty result from it is returned instead of running body.
 std::string in_child(const std::function<std::string()>& setup, const std::function<std::string()>& body) {
@@ -81,7 +73,7 @@ TEST(AtomicOutput, RefusesWhatIsNotARegularFileAndLeavesItAsItWas) {
   EXPECT_TRUE(fs::is_directory(folder) && fs::is_empty(folder));
   EXPECT_TRUE(fs::is_symlink(link));
   EXPECT_EQ(test::read_text_file((dir / "target.txt").string()), "target");
-  EXPECT_EQ(names_in(dir.path()), (std::vector<std::string>{"folder", "link", "pipe", "target.txt"}));
+  EXPECT_EQ(test::names_in(dir.path()), (std::vector<std::string>{"folder", "link", "pipe", "target.txt"}));
 }
 
 TEST(AtomicOutput, RefusesAnInputWhateverPathNamesIt) {
@@ -111,7 +103,7 @@ TEST(AtomicOutput, AnExistingFileIsReplacedOnlyWhenThePolicySays) {
   EXPECT_EQ(test::read_text_file(p), "first");
   write_file_atomically(p, "second", {});
   EXPECT_EQ(test::read_text_file(p), "second");
-  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"out.txt"});
+  EXPECT_EQ(test::names_in(dir.path()), std::vector<std::string>{"out.txt"});
 }
 
 // A write that fails halfway (the file-size limit: EFBIG, no mount needed) leaves the old file
@@ -130,7 +122,7 @@ TEST(AtomicOutput, AFailedWriteKeepsTheOldFileAndLeavesNothingHalfWritten) {
       [&] { return "error " + test::error_of([&] { write_file_atomically(p, big_text(), {}); }); });
   EXPECT_NE(out.find("error " + p + ": write failed"), std::string::npos) << out;
   EXPECT_EQ(test::read_text_file(p), "old report");
-  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"report.html"});
+  EXPECT_EQ(test::names_in(dir.path()), std::vector<std::string>{"report.html"});
 }
 
 // A real full disk: a 64 KiB tmpfs in a private mount namespace of a forked child.
@@ -152,7 +144,7 @@ TEST(AtomicOutput, AFullDiskKeepsTheOldFileAndLeavesNothingHalfWritten) {
         write_text(p, "old report");
         const std::string e = test::error_of([&] { write_file_atomically(p, big_text(), {}); });
         std::string names;
-        for (const auto& n : names_in(mount_point)) names += n + ",";
+        for (const auto& n : test::names_in(mount_point)) names += n + ",";
         return "error " + e + "|content " + test::read_text_file(p) + "|files " + names;
       });
   if (out.rfind("nomount", 0) == 0)
@@ -216,7 +208,7 @@ TEST(OutputsCli, ConvertAndTimelineNeverWriteOverTheirInputOrADeviceNode) {
   struct stat st {};
   ASSERT_EQ(::lstat(node.c_str(), &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode));
-  EXPECT_EQ(names_in(dir / "dev"), std::vector<std::string>{"null"});
+  EXPECT_EQ(test::names_in(dir / "dev"), std::vector<std::string>{"null"});
 }
 
 TEST(OutputsCli, SynthNeedsForceToReplaceAFile) {
@@ -229,5 +221,5 @@ TEST(OutputsCli, SynthNeedsForceToReplaceAFile) {
   EXPECT_EQ(test::read_text_file(out), "kept");
   ASSERT_EQ(test::run_p64("synth --preset tiny --quant Q8_0 -q --force -o " + out).status, 0);
   EXPECT_GT(fs::file_size(out), 1000u);
-  EXPECT_EQ(names_in(dir.path()), std::vector<std::string>{"tiny.gguf"});
+  EXPECT_EQ(test::names_in(dir.path()), std::vector<std::string>{"tiny.gguf"});
 }

@@ -4,13 +4,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <string>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/decode_test_models.h"
 #include "engine/lab/plan_history.h"
 #include "engine/lab/schema.h"
 #include "engine/runtime/backend.h"
@@ -20,12 +25,30 @@
 
 namespace p64 {
 namespace {
+namespace fs = std::filesystem;
 
 Store::Options no_import() {
   Store::Options o;
   o.import_plan_history = false;
   return o;
 }
+
+// Sets an environment variable for one scope and puts the old value back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
 
 RunBundle sample_run(int n_samples, const std::string& label) {
   RunBundle b;
@@ -58,6 +81,7 @@ int64_t count(sqlite3* db, const char* table) {
 
 TEST(Store, FreshStoreIsWalWithForeignKeysAndLatestSchema) {
   test::TempDir dir;
+  fs::create_directory(dir / "sub");  // a store goes into a folder that exists (StoreFolder tests)
   auto store = Store::open((dir / "sub" / "lab.db").string(), no_import());
   EXPECT_EQ(store->schema_version(), latest_schema_version());
   sqlite3_stmt* st = nullptr;
@@ -276,6 +300,46 @@ TEST(Store, SwitchSyncKeepsAVerdictChangedStatus) {
   OptimisationFilter f;
   f.status = OptStatus::OptIn;
   EXPECT_EQ(store->optimisations(f).size(), 2u);
+}
+
+TEST(StoreFolder, AStoreInAMissingFolderIsRefusedAndNothingIsCreated) {
+  test::TempDir dir;
+  const std::string path = (dir / "typo" / "deeper" / "lab.db").string();
+  const std::string e = test::error_of([&] { Store::open(path, no_import()); });
+  EXPECT_NE(e.find(path + ": the folder " + (dir / "typo" / "deeper").string() + " does not exist"), std::string::npos) << e;
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+
+  std::ofstream(dir / "file") << "not a folder";
+  const std::string under_file = (dir / "file" / "lab.db").string();
+  const std::string f = test::error_of([&] { Store::open(under_file, no_import()); });
+  EXPECT_NE(f.find(under_file + ": " + (dir / "file").string() + " is a regular file, not a folder"), std::string::npos)
+      << f;
+
+  // A new store file in a folder that exists is still made.
+  EXPECT_EQ(Store::open((dir / "new.db").string(), no_import())->schema_version(), latest_schema_version());
+}
+
+TEST(StoreFolder, TheDefaultStoreMakesItsOwnFolder) {
+  test::TempDir dir;
+  const ScopedEnv xdg("XDG_DATA_HOME", (dir / "data").string());
+  ASSERT_EQ(default_store_path(), (dir / "data" / "p64lab" / "lab.db").string());
+  EXPECT_NO_THROW(Store::open(default_store_path(), no_import()));
+  EXPECT_TRUE(fs::is_regular_file(default_store_path()));
+}
+
+TEST(StoreFolder, DbInAMissingFolderIsRefusedByTheCli) {
+  test::TempDir dir;
+  const std::string db = (dir / "typo" / "lab.db").string();
+  const std::string model = test::stories260k_p64();
+  for (const std::string& cmd : {"runs --db " + db, "report --db " + db, "opt list --db " + db,
+                                 "decode-proxy " + model + " --backend cpu --tokens 2 --runs 1 --warmup 0 --db " + db}) {
+    const test::CliRun r = test::run_p64(cmd);
+    EXPECT_NE(r.status, 0) << cmd;
+    EXPECT_EQ(r.err.rfind("p64: ", 0), 0u) << cmd << "\n" << r.err;
+    EXPECT_NE(r.err.find(db + ": the folder " + (dir / "typo").string() + " does not exist"), std::string::npos)
+        << cmd << "\n" << r.err;
+  }
+  EXPECT_TRUE(fs::is_empty(dir.path()));
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 #pragma once
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -27,6 +29,14 @@ inline std::string error_of(const std::function<void()>& f) {
     return e.what();
   }
   return {};
+}
+
+// The names of the entries in `dir`, sorted: what a command left behind.
+inline std::vector<std::string> names_in(const std::filesystem::path& dir) {
+  std::vector<std::string> v;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) v.push_back(e.path().filename().string());
+  std::sort(v.begin(), v.end());
+  return v;
 }
 
 // A fresh temporary folder per test, removed at the end of the test.
