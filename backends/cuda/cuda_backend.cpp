@@ -513,9 +513,9 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   auto count = [&](const TensorView* t) {
     if (t) weight_bytes += align_up(t->bytes, 256);
   };
-  const bool tied = &model->output() == &model->token_embd();
   count(&model->token_embd());
   count(&model->output_norm());
+  const bool tied = &model->output() == &model->token_embd();
   if (!tied) count(&model->output());
   for (const auto& L : model->layers()) {
     for (const TensorView* t : {L.attn_norm, L.wq, L.wk, L.wv, L.wo, L.ffn_norm, L.w_gate, L.w_up, L.w_down}) {

@@ -77,24 +77,11 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
     return;
   }
 
-  // SwiGLU keeps only the gate rows' pointers: an up row's are the gate row's moved by the
-  // distance between the two tensors (same shape and type), which frees registers.
   typename P::RowPtr ref[R];
   const int64_t up_bytes = MODE == 2 ? a.seg[1].w - a.seg[0].w : 0;
   float* out[R];
   bool valid[R];
-#pragma unroll
-  for (int i = 0; i < R; ++i) {
-    int64_t rr = row0 + i;
-    valid[i] = rr < a.total_rows;
-    int s = 0;
-    if constexpr (MODE != 2) {
-      while (s + 1 < a.nseg && rr >= a.seg[s].rows) { rr -= a.seg[s].rows; ++s; }
-    }
-    if (!valid[i]) rr = 0;
-    ref[i] = P::row_ptr(RowRef{a.seg[s].w, a.seg[s].nb, rr, a.n});
-    out[i] = a.seg[s].out + rr;
-  }
+  find_rows<P, R, MODE>(a, row0, ref, out, valid);
 
   const int64_t units = P::units(a.n);
   float acc[NR];
@@ -107,9 +94,7 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
     for (int k = 0; k < kUnitsInFlight; ++k) {
       const int64_t u = base + 32 * k;
       if (u < units) {
-#pragma unroll
-        for (int i = 0; i < NR; ++i)
-          if (valid[i % R]) P::load(raw[k][i], i < R ? ref[i] : P::shift(ref[i - R], up_bytes), u);
+        load_unit_rows<P, R, MODE>(raw[k], ref, valid, up_bytes, u);
       }
     }
   };

@@ -60,6 +60,36 @@ __device__ __forceinline__ void rope_epilogue(const GemvArgs& a, int64_t row0, c
   }
 }
 
+// Rows row0 .. row0 + R - 1 of a launch, found in its segments: each row's pointers, output and
+// whether it exists. SwiGLU keeps only the gate rows' pointers: an up row's are the gate row's
+// moved by the distance between the two tensors (same shape and type), which frees registers.
+template <class P, int R, int MODE>
+__device__ __forceinline__ void find_rows(const GemvArgs& a, int64_t row0, typename P::RowPtr ref[R], float* out[R],
+                                          bool valid[R]) {
+#pragma unroll
+  for (int i = 0; i < R; ++i) {
+    int64_t rr = row0 + i;
+    valid[i] = rr < a.total_rows;
+    int s = 0;
+    if constexpr (MODE != 2) {
+      while (s + 1 < a.nseg && rr >= a.seg[s].rows) { rr -= a.seg[s].rows; ++s; }
+    }
+    if (!valid[i]) rr = 0;
+    ref[i] = P::row_ptr(RowRef{a.seg[s].w, a.seg[s].nb, rr, a.n});
+    out[i] = a.seg[s].out + rr;
+  }
+}
+
+// Unit u of every row into raw (SwiGLU: the R gate rows, then their R up rows).
+template <class P, int R, int MODE>
+__device__ __forceinline__ void load_unit_rows(typename P::Raw* raw, const typename P::RowPtr ref[R], const bool valid[R],
+                                               int64_t up_bytes, int64_t u) {
+  constexpr int NR = MODE == 2 ? 2 * R : R;
+#pragma unroll
+  for (int i = 0; i < NR; ++i)
+    if (valid[i % R]) P::load(raw[i], i < R ? ref[i] : P::shift(ref[i - R], up_bytes), u);
+}
+
 // The block-split GEMV (gemv_split.cu) for rows_per_block rows per block; false where it has
 // no kernel for the dtype, mode or fusion (the caller then takes the warp kernel).
 bool launch_gemv_split(const GemvArgs& a, uint32_t dtype, GemvMode mode, int rows_per_block, cudaStream_t stream);

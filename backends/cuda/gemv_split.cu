@@ -24,18 +24,7 @@ __global__ void __launch_bounds__(kThreads, 4) gemv_split_kernel(const GemvArgs 
   float* out[R];
   bool valid[R];
   const int64_t up_bytes = MODE == 2 ? a.seg[1].w - a.seg[0].w : 0;
-#pragma unroll
-  for (int i = 0; i < R; ++i) {
-    int64_t rr = row0 + i;
-    valid[i] = rr < a.total_rows;
-    int s = 0;
-    if constexpr (MODE != 2) {
-      while (s + 1 < a.nseg && rr >= a.seg[s].rows) { rr -= a.seg[s].rows; ++s; }
-    }
-    if (!valid[i]) rr = 0;
-    ref[i] = P::row_ptr(RowRef{a.seg[s].w, a.seg[s].nb, rr, a.n});
-    out[i] = a.seg[s].out + rr;
-  }
+  find_rows<P, R, MODE>(a, row0, ref, out, valid);
   const int64_t units = P::units(a.n);
   float acc[NR];
 #pragma unroll
@@ -46,9 +35,7 @@ __global__ void __launch_bounds__(kThreads, 4) gemv_split_kernel(const GemvArgs 
     for (int k = 0; k < U; ++k) {
       const int64_t u = base + kThreads * k;
       if (u < units) {
-#pragma unroll
-        for (int i = 0; i < NR; ++i)
-          if (valid[i % R]) P::load(raw[k][i], i < R ? ref[i] : P::shift(ref[i - R], up_bytes), u);
+        load_unit_rows<P, R, MODE>(raw[k], ref, valid, up_bytes, u);
       }
     }
   };
