@@ -12,6 +12,65 @@
 namespace p64::cli {
 namespace {
 
+// "a, b, c" of the parts that are not empty: a fact a device does not have is left out, not
+// printed as a blank.
+std::string joined(std::initializer_list<std::string> parts) {
+  std::string out;
+  for (const std::string& s : parts)
+    if (!s.empty()) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+std::string labelled(const char* label, const std::string& value) {
+  return value.empty() ? std::string() : std::string(label) + " " + value;
+}
+
+std::string fixed(double v, int decimals) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+void print_passport(const Passport& p) {
+  const HostFacts& h = p.host;
+  const DeviceFacts& d = p.device;
+  std::printf("host:     %s\n", joined({h.cpu_model + (h.cpu_id.empty() ? "" : " (" + h.cpu_id + ")"),
+                                       std::to_string(h.logical_cores) + " logical cores",
+                                       fixed(h.memory_bytes / 1073741824.0, 1) + " GiB", h.os, h.kernel})
+                                  .c_str());
+  std::printf("          features: %s\n", h.cpu_features.empty() ? "none named" : h.cpu_features.c_str());
+  std::printf("          caches: %s%s%s\n", describe_caches(h.caches).c_str(),
+              h.caches.source.empty() ? "" : (" (" + h.caches.source + ")").c_str(),
+              h.caches.note.empty() ? "" : ("; " + h.caches.note).c_str());
+  const bool cpu = d.backend == "cpu";
+  std::printf("device:   [%s] %s\n", d.backend.c_str(),
+              joined({d.name, labelled("vendor", d.vendor), labelled("type", d.device_type),
+                      labelled("driver", d.driver_version), labelled("api", d.api_version),
+                      labelled("cc", d.compute_capability)})
+                  .c_str());
+  std::printf("          %s\n",
+              joined({std::to_string(d.multiprocessors) + (cpu ? " threads" : " multiprocessors"),
+                      fixed(d.memory_bytes / 1073741824.0, 1) + " GiB",
+                      cpu ? std::string() : (d.l2_bytes ? "L2 " + fixed(d.l2_bytes / 1048576.0, 1) + " MiB" : ""),
+                      cpu ? std::string() : "subgroup " + std::to_string(d.subgroup_size),
+                      d.timestamp_period_ns > 0 ? "timestamp period " + fixed(d.timestamp_period_ns, 2) + " ns" : ""})
+                  .c_str());
+  std::printf("peak:     %s\n",
+              joined({d.peak_bandwidth_gbs > 0 ? fixed(d.peak_bandwidth_gbs, 1) + " GB/s" : "bandwidth not given",
+                      d.peak_flops > 0 ? fixed(d.peak_flops / 1e12, 1) + " TFLOP/s" : "FLOP/s not given"})
+                      .c_str());
+  std::printf("measured: read %.2f GB/s, copy %.2f GB/s (read+write), buffer %.0f MiB, median of %u\n",
+              p.measured.read_gbs, p.measured.copy_gbs, p.measured.buffer_bytes / 1048576.0, p.measured.repeats);
+  if (p.compute.fp32_flops > 0)
+    std::printf("          compute: fp32 FMA %.1f GFLOP/s, int8 dot products %.1f Gop/s (%s, %u threads, median of %u)\n",
+                p.compute.fp32_flops / 1e9, p.compute.int8_ops / 1e9, p.compute.isa.c_str(), p.compute.threads,
+                p.compute.repeats);
+  std::string backends;
+  for (const auto& s : p.build.backends) backends += (backends.empty() ? "" : " ") + s;
+  std::printf("build:    p64 %s git %s, %s, flags '%s', backends %s\n", p.build.version.c_str(),
+              p.build.git_revision.c_str(), p.build.compiler.c_str(), p.build.flags.c_str(), backends.c_str());
+}
+
 const CommandRegistration reg(39, [](CLI::App& root) {
   auto backend = std::make_shared<std::string>("auto");
   auto json = std::make_shared<bool>(false);
@@ -25,23 +84,7 @@ const CommandRegistration reg(39, [](CLI::App& root) {
       std::cout << nlohmann::json(p).dump(2) << "\n";
       return;
     }
-    std::printf("host:    %s, %u logical cores, %.1f GiB, %s, %s\n         features: %s\n", p.host.cpu_model.c_str(),
-                p.host.logical_cores, p.host.memory_bytes / 1073741824.0, p.host.os.c_str(), p.host.kernel.c_str(),
-                p.host.cpu_features.c_str());
-    std::printf("device:  [%s] %s (%s), type %s, driver %s, api %s, cc %s\n", p.device.backend.c_str(),
-                p.device.name.c_str(), p.device.vendor.c_str(), p.device.device_type.c_str(),
-                p.device.driver_version.c_str(), p.device.api_version.c_str(), p.device.compute_capability.c_str());
-    std::printf("         %u multiprocessors, %.1f GiB, L2 %.1f MiB, subgroup %u, timestamp period %.2f ns\n",
-                p.device.multiprocessors, p.device.memory_bytes / 1073741824.0, p.device.l2_bytes / 1048576.0,
-                p.device.subgroup_size, p.device.timestamp_period_ns);
-    std::printf("peak:    %.1f GB/s (device figures; 0 = not given), %.3g FLOP/s\n", p.device.peak_bandwidth_gbs,
-                p.device.peak_flops);
-    std::printf("measured: read %.2f GB/s, copy %.2f GB/s (read+write), buffer %.0f MiB, median of %u\n",
-                p.measured.read_gbs, p.measured.copy_gbs, p.measured.buffer_bytes / 1048576.0, p.measured.repeats);
-    std::string backends;
-    for (const auto& s : p.build.backends) backends += s + " ";
-    std::printf("build:   p64 %s git %s, %s, flags '%s', backends %s\n", p.build.version.c_str(),
-                p.build.git_revision.c_str(), p.build.compiler.c_str(), p.build.flags.c_str(), backends.c_str());
+    print_passport(p);
   });
 });
 

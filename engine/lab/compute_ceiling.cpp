@@ -59,6 +59,17 @@ ComputeCeiling compute_ceiling(const Passport& p, const CpuClock& clock) {
   const DeviceFacts& d = p.device;
   if (d.peak_flops > 0) return {d.peak_flops, "passport: " + d.backend + " device figures"};
   if (d.backend != "cpu") return {0, "none: the " + d.backend + " passport gives no peak FLOP/s"};
+  if (const MeasuredCompute& m = p.compute; m.fp32_flops > 0) {
+    // The int8 kernels multiply-accumulate int8 pairs, which the model's FLOP count counts as
+    // 2 FLOP each: their roof is the int8 rate, the fp32 path's the FMA rate; the higher one
+    // bounds every point.
+    const bool int8_higher = m.int8_ops > m.fp32_flops;
+    return {int8_higher ? m.int8_ops : m.fp32_flops,
+            "measured: " + std::string(int8_higher ? "int8 dot products " : "fp32 FMA ") +
+                number((int8_higher ? m.int8_ops : m.fp32_flops) / 1e9, 1) + " G/s (fp32 FMA " +
+                number(m.fp32_flops / 1e9, 1) + " GFLOP/s, int8 " + number(m.int8_ops / 1e9, 1) + " Gop/s; " + m.isa +
+                ", " + std::to_string(m.threads) + " threads, median of " + std::to_string(m.repeats) + ")"};
+  }
   const int lanes = fp32_lanes(d.api_version);
   if (lanes == 0) return {0, "none: the CPU passport names no SIMD width (api_version '" + d.api_version + "')"};
   if (d.multiprocessors == 0) return {0, "none: the CPU passport gives no core count"};

@@ -1,10 +1,11 @@
 #pragma once
 // The compute ceiling a roofline draws, with where it came from. A passport that gives a peak
-// FLOP/s (the CUDA backend computes one from the device's clock and SMs) is used as it is. For the
-// CPU backend, whose passport has none, it is the nominal cores (the passport's multiprocessors) × fp32 SIMD lanes × 2 (FMA) ×
-// clock, labelled "nominal": one FMA unit per core is assumed, so the real peak may be twice it,
-// and the int8 kernels do not run on fp32 lanes. Otherwise there is no ceiling, and `source` says
-// why; no number is ever made up.
+// FLOP/s (the CUDA backend computes one from the device's clock and SMs) is used as it is. A CPU
+// passport carries measured fp32 FMA and int8 dot-product rates (host_compute.h); the higher is
+// the ceiling. A CPU passport stored before those were measured falls back to the nominal cores
+// × fp32 SIMD lanes × 2 (FMA) × clock, labelled "nominal": one FMA unit per core is assumed, so
+// the real peak may be twice it, and the int8 kernels do not run on fp32 lanes. Otherwise there is
+// no ceiling, and `source` says why; no number is ever made up.
 #include <string>
 
 #include "engine/runtime/passport.h"

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 #include "engine/common/error.h"
@@ -16,6 +17,7 @@
 #include "engine/runtime/cpu_matmul.h"
 #include "engine/runtime/cpu_ops.h"
 #include "engine/runtime/host_bandwidth.h"
+#include "engine/runtime/host_compute.h"
 #include "engine/runtime/thread_pool.h"
 
 namespace p64 {
@@ -94,6 +96,9 @@ class CpuBackend final : public Backend {
     DeviceFacts& d = p.device;
     d.backend = "cpu";
     d.name = p.host.cpu_model;
+    d.vendor = p.host.cpu_id.rfind("AuthenticAMD", 0) == 0   ? "AMD"
+               : p.host.cpu_id.rfind("GenuineIntel", 0) == 0 ? "Intel"
+                                                             : "";
     d.device_type = "cpu";
     d.api_version = std::string(dot::isa_name(isa_));
     d.multiprocessors = pool_ ? pool_->size() : p.host.logical_cores;
@@ -101,6 +106,7 @@ class CpuBackend final : public Backend {
     d.l2_bytes = host_last_level_cache_bytes();
     d.subgroup_size = 1;
     p.measured = cached_bandwidth();
+    p.compute = cached_compute(d.api_version, d.multiprocessors);
     return p;
   }
 
@@ -243,6 +249,15 @@ class CpuBackend final : public Backend {
 
  private:
   enum class Head { None, Logits, Argmax };  // what the step computes after the last block
+
+  static MeasuredCompute cached_compute(const std::string& isa, uint32_t threads) {
+    static std::mutex mutex;
+    static std::map<std::pair<std::string, uint32_t>, MeasuredCompute> measured;
+    std::lock_guard lock(mutex);
+    auto [it, fresh] = measured.try_emplace({isa, threads});
+    if (fresh) it->second = measure_host_compute(isa, threads);
+    return it->second;
+  }
 
   static MeasuredBandwidth cached_bandwidth() {
     static std::once_flag once;
@@ -395,7 +410,7 @@ class CpuBackend final : public Backend {
   std::shared_ptr<const Model> model_;
   HParams hp_;
   uint32_t n_ctx_ = 0;
-  dot::Isa isa_ = dot::Isa::Scalar;
+  dot::Isa isa_ = dot::best_isa();  // what load() picks by default, so a passport taken before load names it
   bool kv_f16_ = false;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<cpu::Matmul> matmul_;

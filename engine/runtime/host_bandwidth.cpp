@@ -5,13 +5,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
-#include <string>
 #include <thread>
 #include <vector>
 
 #include "engine/common/error.h"
+#include "engine/runtime/host_caches.h"
 
 #ifdef _WIN32
 #include <malloc.h>
@@ -19,22 +18,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 #endif
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
 
 namespace p64 {
 namespace {
-
-uint64_t parse_cache_size(const std::string& text) {
-  // sysfs writes e.g. "32768K" or "8M".
-  uint64_t v = 0;
-  size_t i = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') v = v * 10 + static_cast<uint64_t>(text[i++] - '0');
-  if (i < text.size() && (text[i] == 'K' || text[i] == 'k')) v <<= 10;
-  else if (i < text.size() && (text[i] == 'M' || text[i] == 'm')) v <<= 20;
-  return v;
-}
 
 // Sums 8 independent 64-bit lanes so the loop is bound by loads, not by one add chain.
 uint64_t read_stream(const uint64_t* p, size_t n) {
@@ -57,25 +43,8 @@ double median(std::vector<double> v) {
 }  // namespace
 
 uint64_t host_last_level_cache_bytes() {
-  uint64_t best = 0;
-  for (int idx = 0; idx < 8; ++idx) {
-    std::ifstream f("/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(idx) + "/size");
-    std::string s;
-    if (f >> s) best = std::max(best, parse_cache_size(s));
-  }
-#if defined(__x86_64__) || defined(__i386__)
-  // VMs often hide sysfs cache data or show less than there is; the extended cpuid leaf still
-  // tells L2 (ECX) and, on AMD, L3 (EDX, in 512 KiB units), and the larger of the two answers
-  // wins. An EPYC VM here reports a 508 MiB L3 by cpuid: a 128 MiB probe buffer then measured
-  // the cache (125-180 GB/s), not memory (~40 GB/s). Another day's VM gave sysfs 32 MiB and
-  // cpuid 320 MiB, and the probe on 128 MiB read 400-800 GB/s.
-  {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (__get_cpuid(0x80000006, &a, &b, &c, &d))
-      best = std::max({best, uint64_t{d >> 18} * (512u << 10), uint64_t{c >> 16} << 10});
-  }
-#endif
-  return best ? best : (32ull << 20);
+  const uint64_t bytes = host_caches().last_level_bytes();
+  return bytes ? bytes : (32ull << 20);
 }
 
 MeasuredBandwidth measure_host_bandwidth(uint32_t threads, uint32_t repeats) {

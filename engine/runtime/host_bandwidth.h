@@ -7,7 +7,7 @@
 
 namespace p64 {
 
-// Last-level cache of this host in bytes (sysfs, else cpuid; 32 MiB when neither tells).
+// Last-level cache of this host in bytes (host_caches(); 32 MiB when nothing tells).
 uint64_t host_last_level_cache_bytes();
 
 // Read-only stream and copy (bytes read + written) over a buffer of max(4 x LLC, 64 MiB),

@@ -5,15 +5,20 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "engine/runtime/host_caches.h"
+#include "engine/runtime/host_compute.h"
+
 namespace p64 {
 
 struct HostFacts {
-  std::string cpu_model;
+  std::string cpu_model;     // the model name the OS gives (a VM may give only "AMD EPYC")
+  std::string cpu_id;        // vendor, family, model, stepping: names the part when the model name does not
   uint32_t logical_cores = 0;
   uint64_t memory_bytes = 0;
   std::string os;
   std::string kernel;
   std::string cpu_features;  // e.g. "avx2 fma avx512f avx512bw avx512vnni"
+  HostCaches caches;
 };
 
 struct DeviceFacts {
@@ -54,6 +59,7 @@ struct Passport {
   HostFacts host;
   DeviceFacts device;
   MeasuredBandwidth measured;
+  MeasuredCompute compute;  // measured on the CPU backend; GPUs give peak_flops from their attributes
   BuildFacts build;
 };
 

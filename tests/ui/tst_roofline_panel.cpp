@@ -220,7 +220,10 @@ class TestRooflinePanel : public QObject {
       QVERIFY(p.has_prefill());          // decode-proxy records FLOPs from the tensor shapes
       QVERIFY(p.prefill_intensity() > p.decode_intensity());  // a prompt reads the weights once for 4 tokens
       QVERIFY2(!p.compute_ceiling_source.isEmpty(), "the ceiling (or why there is none) is stated");
-      if (p.compute_ceiling > 0) QVERIFY2(p.compute_ceiling_source.startsWith("nominal"), qPrintable(p.compute_ceiling_source));
+      // The CPU passport measures its ceiling, and no measured point may sit above it.
+      QVERIFY2(p.compute_ceiling_source.startsWith("measured"), qPrintable(p.compute_ceiling_source));
+      QVERIFY2(p.prefill_flop_s() < p.compute_ceiling, qPrintable(p.compute_ceiling_source));
+      QVERIFY(p.decode_flop_s() < p.compute_ceiling);
     }
     QChart* compute = panel.compute_chart_view()->chart();
     QCOMPARE(test::series_of<QScatterSeries>(compute).size(), 4);  // prefill + decode of both runs

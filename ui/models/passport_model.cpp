@@ -1,5 +1,7 @@
 #include "ui/models/passport_model.h"
 
+#include "engine/lab/compute_ceiling.h"
+
 namespace p64::ui {
 
 QString format_bytes(double bytes) {
@@ -19,6 +21,13 @@ QString number_or_dash(T v, const QString& suffix = {}) {
   return v == T{} ? QString("—") : QString::number(v) + suffix;
 }
 QString gbs_or_dash(double v) { return v <= 0 ? QString("—") : QString("%1 GB/s").arg(v, 0, 'f', 1); }
+// The ceiling the roofline draws for this passport, with its origin (measured on a CPU).
+QString compute_ceiling_text(const Passport& p) {
+  const ComputeCeiling c = compute_ceiling(p, {});
+  if (c.flops <= 0) return "—";
+  return QString("%1 GFLOP/s (%2)").arg(c.flops / 1e9, 0, 'f', 0).arg(QString::fromStdString(c.source.substr(0, c.source.find(':'))));
+}
+
 }  // namespace
 
 void PassportModel::set_passport(const Passport& p) {
@@ -26,12 +35,16 @@ void PassportModel::set_passport(const Passport& p) {
   passport_ = p;
   rows_.clear();
   const QString host = tr("Host"), dev = tr("Device"), meas = tr("Measured"), build = tr("Build");
-  rows_ << Row{host, tr("CPU"), text_or_dash(p.host.cpu_model)}
+  rows_ << Row{host, tr("CPU"), text_or_dash(p.host.cpu_model)} << Row{host, tr("CPU identity"), text_or_dash(p.host.cpu_id)}
         << Row{host, tr("Logical cores"), number_or_dash(p.host.logical_cores)}
         << Row{host, tr("Memory"), p.host.memory_bytes ? format_bytes(double(p.host.memory_bytes)) : "—"}
         << Row{host, tr("OS"), text_or_dash(p.host.os)}
         << Row{host, tr("Kernel"), text_or_dash(p.host.kernel)}
-        << Row{host, tr("CPU features"), text_or_dash(p.host.cpu_features)};
+        << Row{host, tr("CPU features"), text_or_dash(p.host.cpu_features)}
+        << Row{host, tr("Caches"), p.host.caches.source.empty()
+                                       ? QString("—")
+                                       : QString::fromStdString(describe_caches(p.host.caches) + " (" +
+                                                                p.host.caches.source + ")")};
   if (!p.device.backend.empty()) {
     const DeviceFacts& d = p.device;
     rows_ << Row{dev, tr("Backend"), text_or_dash(d.backend)} << Row{dev, tr("Name"), text_or_dash(d.name)}
@@ -46,12 +59,14 @@ void PassportModel::set_passport(const Passport& p) {
           << Row{dev, tr("Subgroup / warp"), number_or_dash(d.subgroup_size)}
           << Row{dev, tr("Timestamp period"), number_or_dash(d.timestamp_period_ns, " ns")}
           << Row{dev, tr("Peak bandwidth (spec)"), gbs_or_dash(d.peak_bandwidth_gbs)}
-          << Row{dev, tr("Compute ceiling"),
-                 d.peak_flops > 0 ? QString("%1 GFLOP/s").arg(d.peak_flops / 1e9, 0, 'f', 0) : "—"};
+          << Row{dev, tr("Compute ceiling"), compute_ceiling_text(p)};
     rows_ << Row{meas, tr("Read bandwidth"), gbs_or_dash(p.measured.read_gbs)}
           << Row{meas, tr("Copy bandwidth"), gbs_or_dash(p.measured.copy_gbs)}
           << Row{meas, tr("Buffer"), p.measured.buffer_bytes ? format_bytes(double(p.measured.buffer_bytes)) : "—"}
           << Row{meas, tr("Repeats"), number_or_dash(p.measured.repeats)};
+    if (p.compute.fp32_flops > 0)
+      rows_ << Row{meas, tr("fp32 FMA"), QString("%1 GFLOP/s").arg(p.compute.fp32_flops / 1e9, 0, 'f', 1)}
+            << Row{meas, tr("int8 dot products"), QString("%1 Gop/s").arg(p.compute.int8_ops / 1e9, 0, 'f', 1)};
   }
   QStringList backends;
   for (const auto& b : p.build.backends) backends << QString::fromStdString(b);

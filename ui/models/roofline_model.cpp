@@ -41,7 +41,10 @@ QString format_flop_s(double flop_s) {
 QString compute_ceiling_kind(const RooflinePoint& p) {
   if (p.compute_ceiling <= 0) return QObject::tr("none");
   const QString s = p.compute_ceiling_source;
-  return s.startsWith("nominal") ? QObject::tr("nominal") : s.startsWith("passport") ? QObject::tr("passport") : s;
+  if (s.startsWith("nominal")) return QObject::tr("nominal");
+  if (s.startsWith("passport")) return QObject::tr("passport");
+  if (s.startsWith("measured")) return QObject::tr("measured");
+  return s;
 }
 
 std::optional<RooflinePoint> roofline_point(const RunRecord& run, const QString& model_name, const ModelRecord* model,

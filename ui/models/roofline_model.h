@@ -45,12 +45,13 @@ struct RooflinePoint {
 // The runs whose summary has decode tok/s and effective GB/s; bytes per token is taken from the
 // summary or, when absent, from GB/s ÷ tok/s. FLOPs come from the summary (decode-proxy records
 // them) or else from the stored `model`'s hyperparameters; the compute ceiling from the summary or
-// else from the run's `passport` (a CPU's nominal figure needs a clock in its model name).
+// else from the run's `passport` (measured on a CPU; an older CPU passport's nominal figure needs a
+// clock in its model name).
 std::optional<RooflinePoint> roofline_point(const RunRecord& run, const QString& model_name = {},
                                             const ModelRecord* model = nullptr, const Passport* passport = nullptr);
 
-// The ceiling's origin in a word for tables and legends: "nominal", "passport" or "none" (the full
-// text is compute_ceiling_source).
+// The ceiling's origin in a word for tables and legends: "measured", "nominal", "passport" or
+// "none" (the full text is compute_ceiling_source).
 QString compute_ceiling_kind(const RooflinePoint& p);
 
 // "4488" (GB/s of 100 and more without decimals), "17.3", "0.42".
