@@ -40,6 +40,21 @@ class TestPassportModel : public QObject {
       if (m.index(r, PassportModel::kSection).data().toString() == "Device") ++device_labels;
     QCOMPARE(device_labels, 1);
   }
+
+  // The ceiling the roofline draws is the one the passport shows, measured on a CPU.
+  void cpu_caches_and_measured_compute_rows() {
+    PassportModel m;
+    p64::Passport p;
+    p.host.caches = {48 << 10, 1 << 20, 32 << 20, "sysfs", ""};
+    p.device.backend = "cpu";
+    p.device.api_version = "avx512";
+    p.compute = {1.2e11, 3.4e11, "avx512", 2, 5};
+    m.set_passport(p);
+    QCOMPARE(m.value_of("Host", "Caches"), QString("L1d 48 KiB, L2 1 MiB, L3 32 MiB (sysfs)"));
+    QCOMPARE(m.value_of("Measured", "fp32 FMA"), QString("120.0 GFLOP/s"));
+    QCOMPARE(m.value_of("Measured", "int8 dot products"), QString("340.0 Gop/s"));
+    QCOMPARE(m.value_of("Device", "Compute ceiling"), QString("340 GFLOP/s (measured)"));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestPassportModel)
