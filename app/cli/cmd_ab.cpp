@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command_registry.h"
+#include "app/cli/decode_args.h"
 #include "engine/lab/ab.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/store.h"
@@ -17,6 +18,7 @@ namespace {
 
 struct Args {
   std::string model;
+  std::string tokenizer;  // llama2.c checkpoints only
   std::string model_b;  // empty: B runs the same model as A
   std::string a = "backend=cpu";
   std::string b;
@@ -40,8 +42,10 @@ void print_side(const char* label, const AbSide& s) {
 
 void run(const Args& a) {
   const LabConfig ca = LabConfig::parse(a.a), cb = LabConfig::parse(a.b);
-  auto model = open_lab_model(a.model);
-  auto model_b = a.model_b.empty() ? model : open_lab_model(a.model_b);
+  // One model may serve both sides: converted for their backend when they share one.
+  const std::string both = resolve_backend_name(ca.backend) == resolve_backend_name(cb.backend) ? ca.backend : "";
+  auto model = open_lab_model(a.model, both, a.tokenizer, stderr_progress_line("convert"));
+  auto model_b = a.model_b.empty() ? model : open_lab_model(a.model_b, both, a.tokenizer, stderr_progress_line("convert"));
   std::unique_ptr<Store> store = a.no_store ? nullptr : Store::open(a.db);
   AbParams p;
   p.runs = a.runs;
@@ -96,7 +100,7 @@ void run(const Args& a) {
 const CommandRegistration reg(42, [](CLI::App& root) {
   auto args = std::make_shared<Args>();
   CLI::App* c = root.add_subcommand("ab", "Interleaved A/B of two configurations with quality gate and verdict");
-  c->add_option("model", args->model, "Model file (.p64)")->required()->check(CLI::ExistingFile);
+  add_model_argument(*c, args->model, args->tokenizer);
   c->add_option("--model-b", args->model_b, "Model file B runs (default: the same as A; same vocabulary)")
       ->check(CLI::ExistingFile);
   c->add_option("--a", args->a, "Config A, e.g. \"backend=cpu\"")->capture_default_str();

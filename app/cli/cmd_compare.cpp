@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command_registry.h"
+#include "app/cli/decode_args.h"
 #include "app/cli/option_checks.h"
 #include "engine/common/error.h"
 #include "engine/lab/lab_run.h"
@@ -23,6 +24,7 @@ namespace {
 
 struct Args {
   std::string model;
+  std::string tokenizer;  // llama2.c checkpoints only
   std::string backend = "auto";
   std::string reference = "cpu";
   int tokens = 128;
@@ -47,7 +49,8 @@ bool float_weights(const Model& m) {
 }
 
 void run(const Args& a) {
-  auto model = open_lab_model(a.model);
+  // Two backends read it: converted in the source's own layout, which both read.
+  auto model = open_lab_model(a.model, "", a.tokenizer, stderr_progress_line("convert"));
   const uint32_t ctx = uint32_t(std::max(a.tokens, a.greedy) + 2);
   // The default reference is the project's: the CPU backend's exact float path.
   LabConfig ref_cfg = a.reference == "cpu" && a.reference_opts.empty()
@@ -103,7 +106,7 @@ const CommandRegistration reg(44, [](CLI::App& root) {
   auto args = std::make_shared<Args>();
   CLI::App* c = root.add_subcommand(
       "compare", "Check a backend against a reference backend: teacher-forced logits and greedy tokens (exit 1 on fail)");
-  c->add_option("model", args->model, "Model file (.p64)")->required()->check(CLI::ExistingFile);
+  add_model_argument(*c, args->model, args->tokenizer);
   c->add_option("--backend", args->backend, "Candidate backend: auto, cpu, cuda, vulkan")->capture_default_str();
   c->add_option("--reference", args->reference, "Reference backend")->capture_default_str();
   c->add_option("--tokens", args->tokens, "Teacher-forced positions")->capture_default_str()->check(CLI::Range(2, 1 << 16));

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command_registry.h"
+#include "app/cli/decode_args.h"
 #include "app/cli/option_checks.h"
 #include "engine/common/error.h"
 #include "engine/lab/decode_proxy.h"
@@ -18,6 +19,7 @@ namespace {
 
 struct Args {
   std::string model;
+  std::string tokenizer;  // llama2.c checkpoints only
   std::string backend = "auto";
   int tokens = 32;
   int prompt_tokens = 32;
@@ -33,7 +35,7 @@ struct Args {
 
 void run(const Args& a) {
   const LabConfig config = LabConfig::from_options(a.backend, a.threads, a.opts);
-  auto model = open_lab_model(a.model);
+  auto model = open_lab_model(a.model, config.backend, a.tokenizer, stderr_progress_line("convert"));
   std::unique_ptr<Store> store = a.no_store ? nullptr : Store::open(a.db);
   const uint32_t needed = static_cast<uint32_t>(std::max(0, a.prompt_tokens) + std::max(0, a.tokens));
   LoadedBackend lb = load_backend(config, model, needed);
@@ -102,7 +104,7 @@ void run(const Args& a) {
 const CommandRegistration reg(40, [](CLI::App& root) {
   auto args = std::make_shared<Args>();
   CLI::App* c = root.add_subcommand("decode-proxy", "Measure decode/prefill tok/s, TTFT and effective GB/s (plan §9)");
-  c->add_option("model", args->model, "Model file (.p64)")->required()->check(CLI::ExistingFile);
+  add_model_argument(*c, args->model, args->tokenizer);
   c->add_option("--backend", args->backend, "Backend: auto (cuda > vulkan > cpu), cpu, cuda, vulkan")->capture_default_str();
   c->add_option("--tokens", args->tokens, "Decode steps per run")->capture_default_str()->check(CLI::Range(1, 1 << 20));
   c->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length in tokens (fixed, deterministic ids)")

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command_registry.h"
+#include "app/cli/decode_args.h"
 #include "app/cli/option_checks.h"
 #include "engine/common/atomic_output.h"
 #include "engine/common/error.h"
@@ -18,6 +19,7 @@ namespace {
 
 struct Args {
   std::string model;
+  std::string tokenizer;  // llama2.c checkpoints only
   std::string backend = "auto";
   int tokens = 16;
   int prompt_tokens = 32;
@@ -37,7 +39,7 @@ void run(const Args& a) {
   if (!a.no_store) protect_store_files(trace_policy, a.db);
   if (!a.trace.empty()) check_output_path(a.trace, trace_policy);  // before the measurement, not after
   const LabConfig config = LabConfig::from_options(a.backend, a.threads, a.opts);
-  auto model = open_lab_model(a.model);
+  auto model = open_lab_model(a.model, config.backend, a.tokenizer, stderr_progress_line("convert"));
   std::unique_ptr<Store> store = a.no_store ? nullptr : Store::open(a.db);
   LoadedBackend lb = load_backend(config, model, static_cast<uint32_t>(a.prompt_tokens + a.tokens + 1));
   if (store) store->sync_switches(lb.name, lb.backend->switches());
@@ -99,7 +101,7 @@ void run(const Args& a) {
 const CommandRegistration reg(41, [](CLI::App& root) {
   auto args = std::make_shared<Args>();
   CLI::App* c = root.add_subcommand("timeline", "Per-op device spans of decode and one prefill, split by op group");
-  c->add_option("model", args->model, "Model file (.p64)")->required()->check(CLI::ExistingFile);
+  add_model_argument(*c, args->model, args->tokenizer);
   c->add_option("--backend", args->backend, "Backend: auto (cuda > vulkan > cpu), cpu, cuda, vulkan")->capture_default_str();
   c->add_option("--tokens", args->tokens, "Decode steps to record")->capture_default_str()->check(CLI::Range(1, 1 << 16));
   c->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length of the recorded prefill")

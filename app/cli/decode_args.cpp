@@ -6,16 +6,15 @@
 #include <CLI/CLI.hpp>
 
 #include "app/cli/option_checks.h"
-#include "engine/format/open_model.h"
+#include "engine/lab/lab_run.h"
 #include "engine/lab/lab_config.h"
-#include "engine/quant/dot.h"
+#include "engine/quant/dtype.h"
 #include "engine/runtime/backend_registry.h"
 
 namespace p64::cli {
 
 void add_decode_options(CLI::App& cmd, DecodeArgs& a) {
-  cmd.add_option("--model", a.model, "Model file: .p64, .gguf, llama2.c .bin (with --tokenizer) or a Hugging Face folder")
-      ->required();
+  cmd.add_option("--model", a.model, kModelHelp)->required();
   cmd.add_option("--tokenizer", a.tokenizer, "llama2.c tokenizer file, for a llama2.c checkpoint");
   cmd.add_option("--backend", a.backend, "Backend: auto (cuda > vulkan > cpu), cpu, cuda, vulkan")->capture_default_str();
   cmd.add_option("--threads", a.threads, threads_help("CPU threads (0 = all)"))->capture_default_str()->check(thread_count());
@@ -43,14 +42,18 @@ void add_decode_options(CLI::App& cmd, DecodeArgs& a) {
   cmd.add_option("--seed", s.seed, "Sampling seed")->capture_default_str();
 }
 
+void add_model_argument(CLI::App& cmd, std::string& model, std::string& tokenizer) {
+  cmd.add_option("model", model, kModelHelp)->required();
+  cmd.add_option("--tokenizer", tokenizer, "llama2.c tokenizer file, for a llama2.c checkpoint");
+}
+
 OpenedSession open_session(const DecodeArgs& a) {
   const LabConfig config = LabConfig::from_options(a.backend, a.threads, a.opts);
   OpenedSession o;
   // A GGUF / llama2.c / HF input is converted for the backend that will run it; a .p64 in plain
   // blocks gets a hint when the CPU would read it faster row-interleaved.
-  const bool cpu_rows = resolve_backend_name(config.backend) == "cpu" && dot::has_interleaved_kernels();
-  o.model = open_model_for_decode(a.model, a.tokenizer, {},
-                                  cpu_rows ? ConvertOptions::Layout::CpuRows : ConvertOptions::Layout::Keep);
+  const bool cpu_rows = conversion_layout_for(config.backend) == ConvertOptions::Layout::CpuRows;
+  o.model = open_lab_model(a.model, config.backend, a.tokenizer);
   if (cpu_rows) {
     int plain = 0;
     for (const TensorView& t : o.model->tensors())

@@ -26,6 +26,12 @@ struct DecodeArgs {
 
 void add_decode_options(CLI::App& cmd, DecodeArgs& a);
 
+// What every command that reads a model says it takes; they all open it with open_lab_model.
+inline constexpr const char* kModelHelp =
+    "Model: .p64, .gguf, llama2.c .bin (with --tokenizer) or a Hugging Face folder";
+// The lab commands' positional model and its --tokenizer (decode-proxy, timeline, ab, compare).
+void add_model_argument(CLI::App& cmd, std::string& model, std::string& tokenizer);
+
 struct OpenedSession {
   std::shared_ptr<const Model> model;
   std::unique_ptr<Session> session;

@@ -47,7 +47,15 @@ std::shared_ptr<const Model> open_model_for_decode(const std::string& path, cons
   o.tokenizer_path = tokenizer_path;
   o.layout = layout;
   convert_to_p64(path, tmp.path, o, progress);
-  return open_p64(tmp.path);
+  try {
+    return open_p64(tmp.path);
+  } catch (const Error& e) {
+    // The temporary file is gone when the user reads this; the error is about their file.
+    std::string message = e.what();
+    for (size_t at; (at = message.find(tmp.path)) != std::string::npos;)
+      message.replace(at, tmp.path.size(), path + " (converted)");
+    throw Error(message);
+  }
 }
 
 }  // namespace p64

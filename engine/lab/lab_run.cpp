@@ -6,12 +6,25 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/platform.h"
-#include "engine/format/p64_reader.h"
+#include "engine/format/open_model.h"
+#include "engine/format/source_model.h"
+#include "engine/quant/dot.h"
+#include "engine/runtime/backend_registry.h"
 #include "engine/model/model.h"
 
 namespace p64 {
 
-std::shared_ptr<const Model> open_lab_model(const std::string& path) { return open_p64(path); }
+ConvertOptions::Layout conversion_layout_for(const std::string& backend) {
+  const bool cpu_rows = !backend.empty() && resolve_backend_name(backend) == "cpu" && dot::has_interleaved_kernels();
+  return cpu_rows ? ConvertOptions::Layout::CpuRows : ConvertOptions::Layout::Keep;
+}
+
+std::shared_ptr<const Model> open_lab_model(const std::string& path, const std::string& backend,
+                                            const std::string& tokenizer_path, const ProgressFn& progress) {
+  // A .p64 opens in a moment; only a conversion is long enough to show progress for.
+  const bool converts = detect_model_format(path) != "p64";
+  return open_model_for_decode(path, tokenizer_path, converts ? progress : ProgressFn{}, conversion_layout_for(backend));
+}
 
 RunBundle begin_run_bundle(const Store* store, RunKind kind, const Model& model, const std::string& model_path,
                            const LoadedBackend& backend, const LabConfig& config) {

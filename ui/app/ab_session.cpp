@@ -20,14 +20,16 @@ AbOutcome run_ab_session(const AbRequest& req, const ProgressFn& progress) {
   // Parse first: a typo in either side is reported before minutes of measuring.
   const LabConfig a = LabConfig::parse(req.config_a), b = LabConfig::parse(req.config_b);
   if (progress && !progress(0.0, "opening the model")) throw Cancelled();
+  // One model may serve both sides: converted for their backend when they share one.
+  const std::string both = resolve_backend_name(a.backend) == resolve_backend_name(b.backend) ? a.backend : "";
   std::shared_ptr<const Model> model = req.model;
   if (!model || model->source() != req.model_path) {
     if (req.model_path.empty()) throw Error("no model: open a .p64 in the Models panel first");
-    model = open_lab_model(req.model_path);
+    model = open_lab_model(req.model_path, both);
   }
   const bool two_models = !req.model_path_b.empty() && req.model_path_b != req.model_path;
   const std::string path_b = two_models ? req.model_path_b : req.model_path;
-  std::shared_ptr<const Model> model_b = two_models ? open_lab_model(path_b) : model;
+  std::shared_ptr<const Model> model_b = two_models ? open_lab_model(path_b, both) : model;
   AbOutcome out;
   // With the split, the A/B is the first 80% of the bar and each side's timeline 10%.
   auto part = [&progress](double from, double width) -> ProgressFn {

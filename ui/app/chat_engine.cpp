@@ -12,7 +12,7 @@ ChatEngine::ChatEngine(const ChatConfig& config) : config_(config) {
   std::shared_ptr<const Model> model = config.model;
   if (!model || model->source() != config.model_path) {
     if (config.model_path.empty()) throw Error("no model: open a .p64 in the Models panel first");
-    model = open_lab_model(config.model_path);
+    model = open_lab_model(config.model_path, config.backend);
   }
   config_.model = model;
   backend_name_ = resolve_backend_name(config.backend);

@@ -36,7 +36,7 @@ FirstStartOutcome run_first_start(const FirstStartPlan& plan, const ProgressFn& 
   out.p64_path = default_p64_path(QString::fromStdString(plan.gguf_path)).toStdString();
   write_synthetic_gguf(plan.preset, plan.quant, 1, plan.gguf_path, step(progress, 0.0, 0.15));
   convert_to_p64(plan.gguf_path, out.p64_path, {}, step(progress, 0.15, 0.15));
-  auto model = open_lab_model(out.p64_path);
+  auto model = open_lab_model(out.p64_path, "cpu");
 
   LabRequest req{out.p64_path, model, "backend=cpu", plan.store_path, kLabel};
   DecodeProxyParams proxy;

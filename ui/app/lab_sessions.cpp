@@ -15,7 +15,7 @@ namespace {
 std::shared_ptr<const Model> model_for(const LabRequest& r) {
   if (r.model && r.model->source() == r.model_path) return r.model;
   if (r.model_path.empty()) throw Error("no model: open a .p64 in the Models panel first");
-  return open_lab_model(r.model_path);
+  return open_lab_model(r.model_path, LabConfig::parse(r.config).backend);
 }
 
 // Progress of load + measurement as one bar: loading is the first 10%.
