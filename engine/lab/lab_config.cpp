@@ -107,6 +107,7 @@ LoadedBackend load_backend(const LabConfig& config, std::shared_ptr<const Model>
   LoadedBackend lb;
   lb.name = resolve_backend_name(config.backend);
   lb.backend = create_backend(lb.name);
+  check_switch_values(lb.backend->name(), lb.backend->switches(), config.switches);  // before seconds of passport
   if (with_passport) lb.passport = lab_passport(*lb.backend);
   const auto t0 = std::chrono::steady_clock::now();
   lb.backend->load(std::move(model), config.backend_options(needed_context));

@@ -35,6 +35,12 @@ struct SwitchInfo {
   std::string status;         // default | opt-in | rejected | candidate
 };
 
+// Refuses, before a load, a switch value outside what `backend` declares for it in `offered`
+// (SwitchInfo::values: "a|b|c" a list, "lo..hi" an integer range, empty anything), naming the
+// switch and what it allows. Names a backend does not offer are left to its load().
+void check_switch_values(const std::string& backend, const std::vector<SwitchInfo>& offered,
+                         const std::map<std::string, std::string>& given);
+
 // A backend owns the whole forward pass of a token or of a prefill batch (not single ops
 // dispatched from a host graph), so it can fuse, keep the residual stream on the device and
 // copy back only what is asked for. Positions are absolute; KV for positions < pos is
