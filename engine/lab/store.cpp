@@ -12,6 +12,7 @@
 #include "engine/lab/schema.h"
 #include "engine/lab/sha256.h"
 #include "engine/lab/sqlite_util.h"
+#include "engine/lab/store_text.h"
 #include "engine/model/model.h"
 
 namespace p64 {
@@ -83,13 +84,13 @@ int Store::schema_version() const { return p64::schema_version(db_); }
 ModelRecord Store::describe_model(const Model& model, const std::string& path) const {
   namespace fs = std::filesystem;
   ModelRecord r;
-  r.path = path;
   std::error_code ec;
   const auto canonical = fs::weakly_canonical(path, ec);
-  if (!ec) r.path = canonical.string();
+  // The file is hashed and stat'ed by `path` as given; only the text the store keeps is made UTF-8.
+  r.path = store_text(ec ? path : canonical.string(), path, "the model path");
   const HParams& h = model.hparams();
-  r.name = !h.name.empty() ? h.name : fs::path(path).stem().string();
-  r.arch = h.arch;
+  r.name = store_text(!h.name.empty() ? h.name : fs::path(path).stem().string(), path, "the model name (general.name)");
+  r.arch = store_text(h.arch, path, "the architecture (general.architecture)");
   r.weight_bytes = model.weight_bytes();
   r.n_layer = h.n_layer;
   r.n_embd = h.n_embd;
@@ -104,7 +105,7 @@ ModelRecord Store::describe_model(const Model& model, const std::string& path) c
   nlohmann::json header = {{"source", model.source()}, {"tensors", model.tensors().size()},
                            {"rope_base", h.rope_base}, {"head_dim", h.head_dim}, {"tied_output", h.tied_output},
                            {"file_type", h.file_type}};
-  r.header_json = header.dump();
+  r.header_json = json_text(header);
 
   if (fs::is_regular_file(path, ec)) {
     r.file_bytes = fs::file_size(path, ec);
@@ -188,7 +189,7 @@ std::optional<ModelRecord> Store::find_model(const std::string& key) const {
 }
 
 int64_t Store::upsert_passport(const Passport& p, bool imported) {
-  const std::string json = nlohmann::json(p).dump();
+  const std::string json = json_text(nlohmann::json(p));
   const std::string fp = sha256_hex(json.data(), json.size());
   sql::Statement ins(db_,
                      "INSERT INTO passports (fingerprint, backend, device_name, host_cpu, json, imported, created_at) "
