@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +30,27 @@ void protect_store_files(OutputPolicy& policy, const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"})
     policy.reads(path + suffix, "the lab store of this command");
 }
+
+namespace {
+
+// PRAGMA quick_check: every page and record readable (O(size), without index cross-checks).
+void check_integrity(sqlite3* db, const std::string& path) {
+  std::string problems;
+  sqlite3_stmt* st = nullptr;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(3)", -1, &st, nullptr);
+  if (rc == SQLITE_OK)
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      const auto* row = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+      if (row && std::string_view(row) != "ok") problems += (problems.empty() ? "" : "; ") + std::string(row);
+    }
+  if (rc != SQLITE_DONE) problems += (problems.empty() ? "" : "; ") + std::string(sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  if (!problems.empty())
+    throw Error(path + ": the lab store is damaged (" + problems +
+                "); refusing to use it (restore it from a copy, or give another --db)");
+}
+
+}  // namespace
 
 std::unique_ptr<Store> Store::open(const std::string& path) { return open(path, Options{}); }
 
@@ -66,10 +88,13 @@ std::unique_ptr<Store> Store::open(const std::string& path, const Options& optio
     throw Error(path + ": not a lab store (" + e.what() + ")");
   }
   if (version > latest_schema_version()) migrate_schema(db, latest_schema_version());  // throws, touches nothing
+  // A damaged store is refused now, before a command measures anything it could not store.
+  check_integrity(db, path);
   sql::exec(db, "PRAGMA journal_mode = WAL");
   sql::exec(db, "PRAGMA foreign_keys = ON");
   sql::exec(db, "PRAGMA synchronous = NORMAL");
   migrate_schema(db, options.migrate_to > 0 ? options.migrate_to : latest_schema_version());
+  check_schema(db, path);
   if (options.import_plan_history && store->schema_version() >= 3) import_plan_history_once(*store);
   return store;
 }
