@@ -10,6 +10,7 @@
 #include "engine/lab/ab.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/store.h"
+#include "engine/lab/store_text.h"
 #include "engine/runtime/backend_registry.h"
 #include "engine/model/model.h"
 
@@ -69,7 +70,7 @@ void run(const Args& a) {
     nlohmann::json j = ab_to_json(r, o);
     j["run_id"] = stored.run_id;
     j["previous_verdict"] = stored.previous ? std::string(to_string(*stored.previous)) : std::string();
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j, 2) << "\n";
     return;
   }
   if (!r.same_model()) std::printf("A on %s, B on %s\n", a.model.c_str(), a.model_b.c_str());

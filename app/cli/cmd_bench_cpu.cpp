@@ -1,7 +1,5 @@
 // p64 bench-cpu: CPU decode/prefill speed on synthetic models of real shapes, as a table.
 #include <cstdio>
-#include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -12,6 +10,7 @@
 #include "app/cli/command_registry.h"
 #include "app/cli/option_checks.h"
 #include "engine/common/error.h"
+#include "engine/common/temp_files.h"
 #include "engine/lab/cpu_bench.h"
 #include "engine/lab/decode_proxy.h"
 #include "engine/lab/lab_run.h"
@@ -19,14 +18,8 @@
 namespace p64::cli {
 namespace {
 
-std::string default_dir() {
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/p64/bench-cpu";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/p64/bench-cpu";
-  return (std::filesystem::temp_directory_path() / "p64-bench-cpu").string();
-}
-
 struct Args {
-  std::string dir = default_dir();
+  std::string dir = (p64_cache_dir() / "bench-cpu").string();
   std::vector<std::string> models;  // PRESET:QUANT[:LAYOUT]
   CpuBenchParams params;
 };

@@ -16,6 +16,7 @@
 #include "engine/common/error.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/quality_gate.h"
+#include "engine/lab/store_text.h"
 #include "engine/model/model.h"
 #include "engine/quant/dtype.h"
 
@@ -85,7 +86,7 @@ void run(const Args& a) {
                      {"quality_pass", q.pass},    {"failure", q.failure},
                      {"greedy_tokens", a.greedy}, {"greedy_first_difference", first_diff},
                      {"pass", pass}};
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j, 2) << "\n";
   } else {
     std::printf("compare %s: %s (%s) against %s (%s)\n", a.model.c_str(), cand.name.c_str(),
                 cand_cfg.to_string().c_str(), ref.name.c_str(), ref_cfg.to_string().c_str());

@@ -12,6 +12,7 @@
 #include "engine/lab/decode_proxy.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/store.h"
+#include "engine/lab/store_text.h"
 #include "engine/model/model.h"
 
 namespace p64::cli {
@@ -69,7 +70,7 @@ void run(const Args& a) {
     j["load_ms"] = lb.load_ms;
     j["run_id"] = run_id;
     if (store) j["db"] = store->path();
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j, 2) << "\n";
     return;
   }
   std::printf("decode-proxy %s\n  backend %s (%s), config %s, load %.0f ms\n", a.model.c_str(), lb.name.c_str(),

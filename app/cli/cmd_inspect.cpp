@@ -14,6 +14,7 @@
 #include "engine/format/llama2c_reader.h"
 #include "engine/format/p64_reader.h"
 #include "engine/format/source_model.h"
+#include "engine/lab/store_text.h"
 
 namespace p64::cli {
 namespace {
@@ -198,13 +199,13 @@ std::string cell(const ordered_json& v) {
     for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + cell(v[i]);
     return s + "]";
   }
-  if (v.is_object() && v.contains("id")) return cell(v["id"]) + " " + v["text"].dump();
+  if (v.is_object() && v.contains("id")) return cell(v["id"]) + " " + json_text(v["text"]);
   if (v.is_number_float()) {
     char b[32];
     std::snprintf(b, sizeof b, "%.6g", v.get<double>());
     return b;
   }
-  return v.dump();
+  return json_text(v);
 }
 
 // Objects as "key: value" lines, arrays of rows as aligned tables.
@@ -250,7 +251,7 @@ void run_inspect(const InspectArgs& a) {
   else if (kind == "llama2c") j = inspect_llama2c_file(a.file, a.tokenizer);
   else if (kind == "hf") j = inspect_hf_folder(a.file, a.tokenizer);
   else throw Error(a.file + ": not a model this build reads (P64, GGUF, llama2.c checkpoint, Hugging Face folder)");
-  if (a.json) std::cout << j.dump(2) << "\n";
+  if (a.json) std::cout << json_text(j, 2) << "\n";
   else print_text(j);
 }
 

@@ -8,6 +8,7 @@
 #include "engine/common/atomic_output.h"
 #include "engine/lab/report.h"
 #include "engine/lab/store.h"
+#include "engine/lab/store_text.h"
 
 namespace p64::cli {
 namespace {
@@ -41,7 +42,7 @@ const CommandRegistration reg(48, [](CLI::App& root) {
     if (!a->output.empty()) check_output_path(a->output, output);  // before the store is opened (or made)
     auto store = Store::open(a->db);
     const nlohmann::json rep = build_report(*store, a->options);
-    const std::string text = a->format == "json" ? rep.dump(2) + "\n"
+    const std::string text = a->format == "json" ? json_text(rep, 2) + "\n"
                              : a->format == "csv" ? render_csv(rep)
                              : a->format == "html" ? render_html(rep)
                                                    : render_markdown(rep);

@@ -9,6 +9,7 @@
 #include "engine/common/error.h"
 #include "engine/lab/stats.h"
 #include "engine/lab/store.h"
+#include "engine/lab/store_text.h"
 
 namespace p64::cli {
 namespace {
@@ -58,11 +59,7 @@ const CommandRegistration reg(45, [](CLI::App& root) {
       if (auto cmp = store->comparison_for_run(r->id))
         j["verdict"] = {{"verdict", std::string(to_string(cmp->verdict))}, {"reason", cmp->reason},
                         {"ratio_median", cmp->ratio_median}, {"switch", cmp->switch_name}};
-      if (a->json) {
-        std::cout << j.dump(2) << "\n";
-        return;
-      }
-      std::cout << j.dump(2) << "\n";
+      std::cout << json_text(j, 2) << "\n";
       return;
     }
     RunFilter f;

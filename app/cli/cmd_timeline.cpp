@@ -11,6 +11,7 @@
 #include "engine/common/atomic_output.h"
 #include "engine/common/error.h"
 #include "engine/lab/lab_run.h"
+#include "engine/lab/store_text.h"
 #include "engine/lab/timeline_run.h"
 #include "engine/model/model.h"
 
@@ -51,7 +52,7 @@ void run(const Args& a) {
     throw Error("timeline: backend '" + lb.name + "' reported no spans (it does not implement set_timeline)");
 
   if (!a.trace.empty())
-    write_file_atomically(a.trace, chrome_trace(r.spans, "p64 timeline " + a.model + " (" + lb.name + ")").dump(),
+    write_file_atomically(a.trace, json_text(chrome_trace(r.spans, "p64 timeline " + a.model + " (" + lb.name + ")")),
                           trace_policy);
   nlohmann::json summary = r.summary;
   summary["decode_wall_ms"] = r.decode_wall_ms;

@@ -9,6 +9,7 @@
 #include "engine/common/error.h"
 #include "engine/common/file_checks.h"
 #include "engine/common/platform.h"
+#include "engine/common/temp_files.h"
 
 namespace p64 {
 namespace fs = std::filesystem;
@@ -49,8 +50,7 @@ AtomicOutput::AtomicOutput(std::string path, OutputPolicy policy) : path_(std::m
   check_output_path(path_, policy_);
   const fs::path t(path_);
   dir_ = t.has_parent_path() ? t.parent_path().string() : std::string(".");
-  tmp_ = (fs::path(dir_) / ("." + t.filename().string() + ".partial-XXXXXX")).string();
-  fd_ = platform::create_unique_file(tmp_, 0, /*shared_read=*/true);
+  fd_ = create_temp_file(dir_, "." + t.filename().string(), "", tmp_, /*shared_read=*/true);
   if (fd_ < 0) throw Error(path_ + ": cannot create a temporary file in " + dir_ + ": " + std::strerror(errno));
 }
 

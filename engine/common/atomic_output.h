@@ -1,7 +1,8 @@
 #pragma once
 // The one way the engine and the CLI write an output file (a converted model, a report, a
-// trace): a temporary file in the target's folder, written, flushed to the disk, then renamed
-// over the target. A failed or cancelled write leaves the old file as it was and nothing
+// trace): a temporary file in the target's folder (named for this process, so one left by a
+// killed process is removed by the next: temp_files.h), written, flushed to the disk, then
+// renamed over the target. A failed or cancelled write leaves the old file as it was and nothing
 // half-written under the final name. Before anything is written the target is checked against
 // an OutputPolicy, so an output never lands on a device node, a folder, the lab store the
 // command reads or one of its input files.

@@ -12,6 +12,7 @@
 #include <windows.h>
 #else
 #include <dlfcn.h>
+#include <signal.h>
 #include <unistd.h>
 #endif
 
@@ -22,6 +23,19 @@ int process_id() {
   return _getpid();
 #else
   return static_cast<int>(getpid());
+#endif
+}
+
+bool process_running(int pid) {
+  if (pid <= 0) return false;
+#ifdef _WIN32
+  HANDLE h = OpenProcess(SYNCHRONIZE, FALSE, static_cast<DWORD>(pid));
+  if (!h) return GetLastError() == ERROR_ACCESS_DENIED;  // someone else's process, running
+  const bool running = WaitForSingleObject(h, 0) == WAIT_TIMEOUT;
+  CloseHandle(h);
+  return running;
+#else
+  return kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM;  // EPERM: another user's, running
 #endif
 }
 

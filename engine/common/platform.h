@@ -11,6 +11,9 @@
 namespace p64::platform {
 
 int process_id();
+// Whether a process with this id exists now (kill(pid, 0) / OpenProcess). An id the system has
+// since given to another process counts as running.
+bool process_running(int pid);
 
 // isatty / _isatty on standard error: whether progress can be redrawn in place.
 bool stderr_is_terminal();

@@ -1,11 +1,14 @@
 #include "engine/format/open_model.h"
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
 #include "engine/common/error.h"
 #include "engine/common/platform.h"
+#include "engine/common/temp_files.h"
 #include "engine/format/convert.h"
 #include "engine/format/p64_reader.h"
 #include "engine/format/source_model.h"
@@ -24,14 +27,21 @@ struct TempFile {
   }
 };
 
+// In the p64 cache folder rather than the system's temp folder: often a RAM disk too small
+// for a converted model, and one a killed conversion's file would be left in.
 std::string make_temp_p64(const std::string& input) {
   std::string stem = fs::path(input).filename().string();
   if (stem.empty()) stem = "model";
-  std::string tmpl = (fs::temp_directory_path() / ("p64-" + stem + "-XXXXXX.p64")).string();
-  const int fd = platform::create_unique_file(tmpl, 4);
-  if (fd < 0) throw Error(input + ": cannot create a temporary .p64 in " + fs::temp_directory_path().string());
+  const fs::path dir = p64_cache_dir() / "converted";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  std::string path;
+  const int fd = create_temp_file(dir, stem, ".p64", path);
+  if (fd < 0)
+    throw Error(input + ": cannot create a temporary .p64 in " + dir.string() + ": " + std::strerror(errno) +
+                " (XDG_CACHE_HOME chooses another folder)");
   platform::close_file(fd);
-  return tmpl;
+  return path;
 }
 
 }  // namespace

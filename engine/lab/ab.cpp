@@ -8,6 +8,7 @@
 #include "engine/lab/lab_run.h"
 #include "engine/lab/sqlite_util.h"
 #include "engine/lab/store.h"
+#include "engine/lab/store_text.h"
 #include "engine/model/model.h"
 
 namespace p64 {
@@ -251,9 +252,9 @@ StoredAb judge_and_store_ab(Store& store, const AbResult& r, const Model& model,
   b.run.device = device;
   b.run.config = "A: " + r.a.config.to_string() + " | B: " + r.b.config.to_string();
   if (mb) b.run.config += " (A on " + file_name(model_path) + ", B on " + file_name(model_b_path) + ")";
-  b.run.options_json = nlohmann::json{{"a", r.a.config.switches}, {"b", r.b.config.switches}}.dump();
-  b.run.params_json = ab_to_json(r, out.outcome)["params"].dump();
-  b.run.summary_json = ab_to_json(r, out.outcome).dump();
+  b.run.options_json = json_text(nlohmann::json{{"a", r.a.config.switches}, {"b", r.b.config.switches}});
+  b.run.params_json = json_text(ab_to_json(r, out.outcome)["params"]);
+  b.run.summary_json = json_text(ab_to_json(r, out.outcome));
   b.run.git_revision = r.b.passport.build.git_revision;
   b.run.label = r.switch_name;
   b.passport = r.b.passport;
@@ -272,7 +273,7 @@ StoredAb judge_and_store_ab(Store& store, const AbResult& r, const Model& model,
   c.ratio_min = out.outcome.ratio_min;
   c.ratio_max = out.outcome.ratio_max;
   c.quality_pass = r.quality_pass();
-  c.quality_json = ab_to_json(r, out.outcome)["quality"].dump();
+  c.quality_json = json_text(ab_to_json(r, out.outcome)["quality"]);
   c.verdict = out.outcome.verdict;
   c.reason = out.outcome.reason;
   b.comparison = c;

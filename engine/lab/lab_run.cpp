@@ -8,6 +8,7 @@
 #include "engine/common/platform.h"
 #include "engine/format/open_model.h"
 #include "engine/format/source_model.h"
+#include "engine/lab/store_text.h"
 #include "engine/quant/dot.h"
 #include "engine/runtime/backend_registry.h"
 #include "engine/model/model.h"
@@ -38,7 +39,7 @@ RunBundle begin_run_bundle(const Store* store, RunKind kind, const Model& model,
   b.run.config = resolved.to_string();
   nlohmann::json opts = {{"switches", config.switches}, {"threads", config.threads}, {"load_ms", backend.load_ms}};
   if (!config.device.empty()) opts["device"] = config.device;
-  b.run.options_json = opts.dump();
+  b.run.options_json = json_text(opts);
   b.run.git_revision = backend.passport.build.git_revision;
   b.run.started_at = utc_now_iso();
   b.passport = backend.passport;

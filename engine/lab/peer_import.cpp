@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/lab/store_text.h"
 
 namespace p64 {
 namespace {
@@ -76,9 +77,20 @@ Fields fields_of(const nlohmann::json& o) {
   return f;
 }
 
-// The entry as stored beside the parsed fields; bytes that are not UTF-8 (CSV and SQL are
-// read as bytes) become U+FFFD instead of making the import fail.
-std::string dump_raw(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+// The entry as stored beside the parsed fields.
+std::string dump_raw(const nlohmann::json& j) { return json_text(j); }
+
+// One CSV row or SQL VALUES list by column. CSV and SQL are read as bytes: a cell that is not
+// UTF-8 is imported with U+FFFD in place of its bad bytes, and a warning names the file and column.
+Fields fields_of_cells(const std::vector<std::string>& columns, const std::vector<std::string>& cells,
+                       const std::string& path) {
+  Fields f;
+  for (size_t i = 0; i < columns.size(); ++i) {
+    const std::string column = store_text(columns[i], path, "a column name");
+    f[column] = store_text(cells[i], path, "column " + column);
+  }
+  return f;
+}
 
 PeerResult from_json_object(const nlohmann::json& o, const std::string& path) {
   if (!o.is_object() || !o.contains("avg_ts")) throw Error(path + ": a llama-bench entry without avg_ts");
@@ -181,8 +193,7 @@ std::vector<PeerResult> read_llama_bench(const std::string& path) {
       if (cols.size() != vals.size())
         throw Error(path + ": line " + std::to_string(n) + ": " + std::to_string(cols.size()) + " columns but " +
                     std::to_string(vals.size()) + " values");
-      Fields f;
-      for (size_t i = 0; i < cols.size(); ++i) f[cols[i]] = vals[i];
+      const Fields f = fields_of_cells(cols, vals, path);
       out.push_back(from_fields(f, path, dump_raw(to_raw(f))));
     }
     return out;
@@ -202,8 +213,7 @@ std::vector<PeerResult> read_llama_bench(const std::string& path) {
     if (cells.size() != header.size())
       throw Error(path + ": line " + std::to_string(n) + ": " + std::to_string(cells.size()) + " cells, header has " +
                   std::to_string(header.size()));
-    Fields f;
-    for (size_t i = 0; i < header.size(); ++i) f[header[i]] = cells[i];
+    const Fields f = fields_of_cells(header, cells, path);
     out.push_back(from_fields(f, path, dump_raw(to_raw(f))));
   }
   return out;

@@ -8,6 +8,7 @@
 
 #include "engine/lab/stats.h"
 #include "engine/lab/store.h"
+#include "engine/lab/text_escape.h"
 
 namespace p64 {
 namespace {
@@ -18,11 +19,8 @@ std::string fmt(double v, int prec = 2) {
   return b;
 }
 
-std::string html_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) o += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : c == '"' ? "&quot;" : std::string(1, c);
-  return o;
-}
+// A string field of the report as Markdown text (the store's text is not ours to trust).
+std::string md(const nlohmann::json& v) { return markdown_text(v.get<std::string>()); }
 
 }  // namespace
 
@@ -129,22 +127,22 @@ std::string render_markdown(const nlohmann::json& r) {
   o << "| Stage | tok/s | min-max | Delta vs start | Backend | Device |\n|---|---|---|---|---|---|\n";
   bool first = true;
   for (const auto& row : r["scoreboard"]) {
-    o << "| " << row["stage"].get<std::string>() << " | " << fmt(row["tok_s"]) << " | " << fmt(row["min"]) << "-"
+    o << "| " << md(row["stage"]) << " | " << fmt(row["tok_s"]) << " | " << fmt(row["min"]) << "-"
       << fmt(row["max"]) << " | " << (first ? std::string("—") : (row["delta_vs_first"].get<double>() >= 0 ? "+" : "") + fmt(100 * row["delta_vs_first"].get<double>(), 0) + "%")
-      << " | " << row["backend"].get<std::string>() << " | " << row["device"].get<std::string>() << " |\n";
+      << " | " << md(row["backend"]) << " | " << md(row["device"]) << " |\n";
     first = false;
   }
   for (const auto& p : r["peer_diagnostics"])
-    o << "| " << p["tool"].get<std::string>() << " diagnostic (" << p["model"].get<std::string>() << ", "
-      << p["quant"].get<std::string>() << ", " << p["test"].get<std::string>() << ") | " << fmt(p["tok_s"]) << " | ± "
+    o << "| " << md(p["tool"]) << " diagnostic (" << md(p["model"]) << ", " << md(p["quant"]) << ", " << md(p["test"])
+      << ") | " << fmt(p["tok_s"]) << " | ± "
       << fmt(p["stddev"]) << " | "
       << (p.contains("ratio_peer_over_ours") ? fmt(p["ratio_peer_over_ours"].get<double>(), 1) + "x ours" : "—")
-      << " | peer | " << p["device"].get<std::string>() << " |\n";
+      << " | peer | " << md(p["device"]) << " |\n";
   o << "\n## Bars\n\n";
   if (r.contains("bars_evaluated_on"))
     o << "Judged on run " << r["bars_evaluated_on_run"].get<int64_t>() << ": "
-      << r["bars_evaluated_on"]["model"].get<std::string>() << ", " << r["bars_evaluated_on"]["backend"].get<std::string>()
-      << " on " << r["bars_evaluated_on"]["device"].get<std::string>() << " (use --model to judge another model).\n\n";
+      << md(r["bars_evaluated_on"]["model"]) << ", " << md(r["bars_evaluated_on"]["backend"]) << " on "
+      << md(r["bars_evaluated_on"]["device"]) << " (use --model to judge another model).\n\n";
   o << "| Bar | Metric | Value | Threshold | Status |\n|---|---|---|---|---|\n";
   for (const auto& b : r["bars"])
     o << "| " << b["bar"].get<std::string>() << " | " << b["metric"].get<std::string>() << " | " << fmt(b["value"], 3)
@@ -153,7 +151,7 @@ std::string render_markdown(const nlohmann::json& r) {
   if (r["timeline"].contains("groups")) {
     o << "| Group | ms/step | Share |\n|---|---|---|\n";
     for (const auto& g : r["timeline"]["groups"])
-      o << "| " << g["group"].get<std::string>() << " | " << fmt(g["ms"], 4) << " | " << fmt(100 * g["share"].get<double>(), 1) << "% |\n";
+      o << "| " << md(g["group"]) << " | " << fmt(g["ms"], 4) << " | " << fmt(100 * g["share"].get<double>(), 1) << "% |\n";
   } else {
     o << "No timeline run stored.\n";
   }
@@ -164,24 +162,20 @@ std::string render_markdown(const nlohmann::json& r) {
       << " GB/s (" << fmt(100 * r["roofline"]["share"].get<double>(), 1) << "%)\n";
   o << "\n## Rejected optimisations\n\n| Switch | Backend | Reason | Evidence |\n|---|---|---|---|\n";
   for (const auto& x : r["rejected_optimisations"])
-    o << "| " << x["name"].get<std::string>() << " | " << x["backend"].get<std::string>() << " | "
-      << x["reason"].get<std::string>() << " | " << x["evidence"].get<std::string>() << " |\n";
+    o << "| " << md(x["name"]) << " | " << md(x["backend"]) << " | " << md(x["reason"]) << " | " << md(x["evidence"])
+      << " |\n";
   return o.str();
 }
 
 std::string render_csv(const nlohmann::json& r) {
   std::ostringstream o;
   o << "kind,stage,tok_s,min,max,delta_vs_first,backend,device\n";
-  auto q = [](const std::string& s) {
-    std::string e = "\"";
-    for (char c : s) e += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return e + "\"";
-  };
+  auto q = [](const nlohmann::json& v) { return csv_cell(v.get<std::string>()); };
   for (const auto& row : r["scoreboard"])
     o << "run," << q(row["stage"]) << "," << row["tok_s"] << "," << row["min"] << "," << row["max"] << ","
       << row["delta_vs_first"] << "," << q(row["backend"]) << "," << q(row["device"]) << "\n";
   for (const auto& p : r["peer_diagnostics"])
-    o << "peer," << q(p["tool"].get<std::string>() + " " + p["test"].get<std::string>()) << "," << p["tok_s"] << ",,,,"
+    o << "peer," << csv_cell(p["tool"].get<std::string>() + " " + p["test"].get<std::string>()) << "," << p["tok_s"] << ",,,,"
       << q(p["quant"]) << "," << q(p["device"]) << "\n";
   return o.str();
 }
@@ -219,17 +213,14 @@ std::string render_html(const nlohmann::json& r) {
       if (!in_table) o << "<table>";
       in_table = true;
       o << "<tr>";
-      std::string cell;
-      std::istringstream cells(line.substr(1));
-      while (std::getline(cells, cell, '|'))
-        if (!cell.empty()) o << "<td>" << html_escape(cell) << "</td>";
+      for (const std::string& cell : markdown_row_cells(line)) o << "<td>" << html_escape(cell) << "</td>";
       o << "</tr>";
       continue;
     }
     if (in_table) o << "</table>";
     in_table = false;
     if (line.rfind("## ", 0) == 0) o << "<h2>" << html_escape(line.substr(3)) << "</h2>";
-    else if (!line.empty() && line[0] != '#') o << "<p>" << html_escape(line) << "</p>";
+    else if (!line.empty() && line[0] != '#') o << "<p>" << html_escape(markdown_plain(line)) << "</p>";
   }
   if (in_table) o << "</table>";
   // Timeline split as one stacked bar.

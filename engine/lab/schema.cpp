@@ -1,5 +1,6 @@
 #include "engine/lab/schema.h"
 
+#include <algorithm>
 #include <string>
 
 #include "engine/common/error.h"
@@ -10,7 +11,7 @@ namespace {
 
 // Version 1: models, passports, runs and what a measured run produces.
 constexpr const char* kV1 = R"sql(
-CREATE TABLE models (
+CREATE TABLE IF NOT EXISTS models (
   id INTEGER PRIMARY KEY,
   path TEXT NOT NULL,
   sha256 TEXT NOT NULL,
@@ -26,7 +27,7 @@ CREATE TABLE models (
   added_at TEXT NOT NULL,
   UNIQUE (path, sha256)
 );
-CREATE TABLE passports (
+CREATE TABLE IF NOT EXISTS passports (
   id INTEGER PRIMARY KEY,
   fingerprint TEXT NOT NULL UNIQUE,
   backend TEXT NOT NULL DEFAULT '',
@@ -36,7 +37,7 @@ CREATE TABLE passports (
   imported INTEGER NOT NULL DEFAULT 0,
   created_at TEXT NOT NULL
 );
-CREATE TABLE runs (
+CREATE TABLE IF NOT EXISTS runs (
   id INTEGER PRIMARY KEY,
   kind TEXT NOT NULL CHECK (kind IN ('decode-proxy', 'timeline', 'ab', 'chat')),
   status TEXT NOT NULL CHECK (status IN ('running', 'ok', 'failed', 'cancelled')),
@@ -53,8 +54,8 @@ CREATE TABLE runs (
   label TEXT NOT NULL DEFAULT '',
   imported INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX runs_by_model ON runs(model_id, kind);
-CREATE TABLE samples (
+CREATE INDEX IF NOT EXISTS runs_by_model ON runs(model_id, kind);
+CREATE TABLE IF NOT EXISTS samples (
   id INTEGER PRIMARY KEY,
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   rep INTEGER NOT NULL,
@@ -69,8 +70,8 @@ CREATE TABLE samples (
   bandwidth_share REAL NOT NULL DEFAULT 0,
   peak_device_bytes INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX samples_by_run ON samples(run_id);
-CREATE TABLE timeline_ops (
+CREATE INDEX IF NOT EXISTS samples_by_run ON samples(run_id);
+CREATE TABLE IF NOT EXISTS timeline_ops (
   id INTEGER PRIMARY KEY,
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   name TEXT NOT NULL,
@@ -81,12 +82,12 @@ CREATE TABLE timeline_ops (
   start_us REAL NOT NULL,
   dur_us REAL NOT NULL
 );
-CREATE INDEX timeline_ops_by_run ON timeline_ops(run_id);
+CREATE INDEX IF NOT EXISTS timeline_ops_by_run ON timeline_ops(run_id);
 )sql";
 
 // Version 2: A/B comparisons with their verdicts, and the optimisation registry + history.
 constexpr const char* kV2 = R"sql(
-CREATE TABLE comparisons (
+CREATE TABLE IF NOT EXISTS comparisons (
   id INTEGER PRIMARY KEY,
   run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
   switch_name TEXT NOT NULL DEFAULT '',
@@ -102,8 +103,8 @@ CREATE TABLE comparisons (
   reason TEXT NOT NULL DEFAULT '',
   created_at TEXT NOT NULL
 );
-CREATE INDEX comparisons_by_switch ON comparisons(switch_name, model_id, device);
-CREATE TABLE optimisations (
+CREATE INDEX IF NOT EXISTS comparisons_by_switch ON comparisons(switch_name, model_id, device);
+CREATE TABLE IF NOT EXISTS optimisations (
   id INTEGER PRIMARY KEY,
   name TEXT NOT NULL,
   backend TEXT NOT NULL,
@@ -115,7 +116,7 @@ CREATE TABLE optimisations (
   updated_at TEXT NOT NULL,
   UNIQUE (name, backend)
 );
-CREATE TABLE optimisation_history (
+CREATE TABLE IF NOT EXISTS optimisation_history (
   id INTEGER PRIMARY KEY,
   optimisation_id INTEGER NOT NULL REFERENCES optimisations(id) ON DELETE CASCADE,
   at TEXT NOT NULL,
@@ -126,13 +127,13 @@ CREATE TABLE optimisation_history (
   evidence TEXT NOT NULL DEFAULT '',
   imported INTEGER NOT NULL DEFAULT 0
 );
-CREATE INDEX history_by_optimisation ON optimisation_history(optimisation_id);
+CREATE INDEX IF NOT EXISTS history_by_optimisation ON optimisation_history(optimisation_id);
 )sql";
 
 // Version 3: peer diagnostics (llama-bench), chat sessions, and a key/value table for
 // one-time facts such as "the plan history was imported".
 constexpr const char* kV3 = R"sql(
-CREATE TABLE peer_results (
+CREATE TABLE IF NOT EXISTS peer_results (
   id INTEGER PRIMARY KEY,
   tool TEXT NOT NULL,
   source_file TEXT NOT NULL DEFAULT '',
@@ -154,7 +155,7 @@ CREATE TABLE peer_results (
   imported_at TEXT NOT NULL,
   UNIQUE (tool, model, test, device, n_threads, n_gpu_layers, flash_attn, test_time, avg_ts)
 );
-CREATE TABLE chat_sessions (
+CREATE TABLE IF NOT EXISTS chat_sessions (
   id INTEGER PRIMARY KEY,
   model_id INTEGER REFERENCES models(id),
   backend TEXT NOT NULL DEFAULT '',
@@ -163,7 +164,7 @@ CREATE TABLE chat_sessions (
   sampler_json TEXT NOT NULL DEFAULT '{}',
   created_at TEXT NOT NULL
 );
-CREATE TABLE chat_messages (
+CREATE TABLE IF NOT EXISTS chat_messages (
   id INTEGER PRIMARY KEY,
   session_id INTEGER NOT NULL REFERENCES chat_sessions(id) ON DELETE CASCADE,
   seq INTEGER NOT NULL,
@@ -174,17 +175,44 @@ CREATE TABLE chat_messages (
   created_at TEXT NOT NULL,
   UNIQUE (session_id, seq)
 );
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 )sql";
+
+bool has_column(sqlite3* db, const std::string& table, const std::string& column) {
+  sql::Statement s(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?");
+  s.bind(1, table).bind(2, column);
+  return s.step();
+}
 
 // Version 4: runs record why a failed run failed and the device name verdicts key on.
-constexpr const char* kV4 = R"sql(
-ALTER TABLE runs ADD COLUMN error TEXT NOT NULL DEFAULT '';
-ALTER TABLE runs ADD COLUMN device TEXT NOT NULL DEFAULT '';
-UPDATE runs SET device = COALESCE((SELECT device_name FROM passports WHERE passports.id = runs.passport_id), '');
-)sql";
+void migrate_v4(sqlite3* db) {
+  if (!has_column(db, "runs", "error")) sql::exec(db, "ALTER TABLE runs ADD COLUMN error TEXT NOT NULL DEFAULT ''");
+  if (has_column(db, "runs", "device")) return;  // filled by the runs that wrote it
+  sql::exec(db, "ALTER TABLE runs ADD COLUMN device TEXT NOT NULL DEFAULT ''");
+  sql::exec(db, "UPDATE runs SET device = COALESCE((SELECT device_name FROM passports WHERE passports.id = "
+                "runs.passport_id), '')");
+}
 
-constexpr const char* kMigrations[] = {kV1, kV2, kV3, kV4};
+// Each migration completes what its version adds and skips what is already there, so a store
+// whose user_version was set back (by hand, by a tool, by a copy of the tables into an older
+// file) moves forward instead of failing on "table ... already exists".
+using Migration = void (*)(sqlite3*);
+constexpr Migration kMigrations[] = {
+    [](sqlite3* db) { sql::exec(db, kV1); },
+    [](sqlite3* db) { sql::exec(db, kV2); },
+    [](sqlite3* db) { sql::exec(db, kV3); },
+    migrate_v4,
+};
+
+// A schema version as a fresh store has it, built in memory: what check_schema compares with.
+struct ReferenceSchema {
+  sqlite3* db = nullptr;
+  explicit ReferenceSchema(int version) {
+    if (sqlite3_open(":memory:", &db) != SQLITE_OK) sql::fail(db, "cannot open an in-memory database");
+    for (int v = 0; v < version; ++v) kMigrations[v](db);
+  }
+  ~ReferenceSchema() { sqlite3_close(db); }
+};
 
 }  // namespace
 
@@ -214,10 +242,28 @@ void migrate_schema(sqlite3* db, int target) {
       v = now;
       continue;  // the destructor rolls back the empty transaction
     }
-    sql::exec(db, kMigrations[v]);
+    kMigrations[v](db);
     sql::exec(db, ("PRAGMA user_version = " + std::to_string(v + 1)).c_str());
     tx.commit();
     ++v;
+  }
+}
+
+void check_schema(sqlite3* db, const std::string& store_path) {
+  const ReferenceSchema reference(std::min(schema_version(db), latest_schema_version()));
+  sql::Statement tables(reference.db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
+  const std::string damaged = store_path + ": the lab store is damaged: ";
+  const std::string advice = "; refusing to use it (restore it from a copy, or give another --db)";
+  while (tables.step()) {
+    const std::string table = tables.text(0);
+    sql::Statement exists(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?");
+    exists.bind(1, table);
+    if (!exists.step()) throw Error(damaged + "table '" + table + "' is missing" + advice);
+    sql::Statement columns(reference.db, "SELECT name FROM pragma_table_info(?)");
+    columns.bind(1, table);
+    while (columns.step())
+      if (!has_column(db, table, columns.text(0)))
+        throw Error(damaged + "table '" + table + "' has no column '" + columns.text(0) + "'" + advice);
   }
 }
 

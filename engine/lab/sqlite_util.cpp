@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "engine/common/error.h"
+#include "engine/model/utf8.h"
 
 namespace p64::sql {
 
@@ -51,8 +52,11 @@ Statement& Statement::bind(int i, double v) {
   if (sqlite3_bind_double(stmt_, i, v) != SQLITE_OK) fail(db_, "bind");
   return *this;
 }
+// Text in and out of the store is valid UTF-8 (store_text.h says why); both directions, so a
+// store an older build filled with other bytes still reads back as UTF-8.
 Statement& Statement::bind(int i, std::string_view v) {
-  if (sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT) != SQLITE_OK)
+  const std::string valid = utf8::sanitize(v);
+  if (sqlite3_bind_text(stmt_, i, valid.data(), static_cast<int>(valid.size()), SQLITE_TRANSIENT) != SQLITE_OK)
     fail(db_, "bind");
   return *this;
 }
@@ -84,8 +88,8 @@ double Statement::f64(int col) const { return sqlite3_column_double(stmt_, col);
 bool Statement::is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 std::string Statement::text(int col) const {
   const auto* p = sqlite3_column_text(stmt_, col);
-  return p ? std::string(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
-           : std::string();
+  if (!p) return {};
+  return utf8::sanitize(std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col))));
 }
 
 Transaction::Transaction(sqlite3* db) : db_(db), nested_(sqlite3_get_autocommit(db) == 0) {

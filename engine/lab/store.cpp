@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -12,6 +13,7 @@
 #include "engine/lab/schema.h"
 #include "engine/lab/sha256.h"
 #include "engine/lab/sqlite_util.h"
+#include "engine/lab/store_text.h"
 #include "engine/model/model.h"
 
 namespace p64 {
@@ -28,6 +30,27 @@ void protect_store_files(OutputPolicy& policy, const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"})
     policy.reads(path + suffix, "the lab store of this command");
 }
+
+namespace {
+
+// PRAGMA quick_check: every page and record readable (O(size), without index cross-checks).
+void check_integrity(sqlite3* db, const std::string& path) {
+  std::string problems;
+  sqlite3_stmt* st = nullptr;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(3)", -1, &st, nullptr);
+  if (rc == SQLITE_OK)
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      const auto* row = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+      if (row && std::string_view(row) != "ok") problems += (problems.empty() ? "" : "; ") + std::string(row);
+    }
+  if (rc != SQLITE_DONE) problems += (problems.empty() ? "" : "; ") + std::string(sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  if (!problems.empty())
+    throw Error(path + ": the lab store is damaged (" + problems +
+                "); refusing to use it (restore it from a copy, or give another --db)");
+}
+
+}  // namespace
 
 std::unique_ptr<Store> Store::open(const std::string& path) { return open(path, Options{}); }
 
@@ -65,10 +88,13 @@ std::unique_ptr<Store> Store::open(const std::string& path, const Options& optio
     throw Error(path + ": not a lab store (" + e.what() + ")");
   }
   if (version > latest_schema_version()) migrate_schema(db, latest_schema_version());  // throws, touches nothing
+  // A damaged store is refused now, before a command measures anything it could not store.
+  check_integrity(db, path);
   sql::exec(db, "PRAGMA journal_mode = WAL");
   sql::exec(db, "PRAGMA foreign_keys = ON");
   sql::exec(db, "PRAGMA synchronous = NORMAL");
   migrate_schema(db, options.migrate_to > 0 ? options.migrate_to : latest_schema_version());
+  check_schema(db, path);
   if (options.import_plan_history && store->schema_version() >= 3) import_plan_history_once(*store);
   return store;
 }
@@ -83,13 +109,13 @@ int Store::schema_version() const { return p64::schema_version(db_); }
 ModelRecord Store::describe_model(const Model& model, const std::string& path) const {
   namespace fs = std::filesystem;
   ModelRecord r;
-  r.path = path;
   std::error_code ec;
   const auto canonical = fs::weakly_canonical(path, ec);
-  if (!ec) r.path = canonical.string();
+  // The file is hashed and stat'ed by `path` as given; only the text the store keeps is made UTF-8.
+  r.path = store_text(ec ? path : canonical.string(), path, "the model path");
   const HParams& h = model.hparams();
-  r.name = !h.name.empty() ? h.name : fs::path(path).stem().string();
-  r.arch = h.arch;
+  r.name = store_text(!h.name.empty() ? h.name : fs::path(path).stem().string(), path, "the model name (general.name)");
+  r.arch = store_text(h.arch, path, "the architecture (general.architecture)");
   r.weight_bytes = model.weight_bytes();
   r.n_layer = h.n_layer;
   r.n_embd = h.n_embd;
@@ -104,7 +130,7 @@ ModelRecord Store::describe_model(const Model& model, const std::string& path) c
   nlohmann::json header = {{"source", model.source()}, {"tensors", model.tensors().size()},
                            {"rope_base", h.rope_base}, {"head_dim", h.head_dim}, {"tied_output", h.tied_output},
                            {"file_type", h.file_type}};
-  r.header_json = header.dump();
+  r.header_json = json_text(header);
 
   if (fs::is_regular_file(path, ec)) {
     r.file_bytes = fs::file_size(path, ec);
@@ -188,7 +214,7 @@ std::optional<ModelRecord> Store::find_model(const std::string& key) const {
 }
 
 int64_t Store::upsert_passport(const Passport& p, bool imported) {
-  const std::string json = nlohmann::json(p).dump();
+  const std::string json = json_text(nlohmann::json(p));
   const std::string fp = sha256_hex(json.data(), json.size());
   sql::Statement ins(db_,
                      "INSERT INTO passports (fingerprint, backend, device_name, host_cpu, json, imported, created_at) "

@@ -68,8 +68,9 @@ class Store {
 
   // Creates the file when missing (in a folder that must exist; only default_store_path()
   // creates its folder), migrates it to the latest schema, and on a fresh store imports the
-  // plan history. Throws p64::Error on a newer schema, a file that is not a database, or a
-  // missing folder.
+  // plan history. Throws p64::Error on a newer schema, a file that is not a database, a
+  // missing folder, or a damaged store (PRAGMA quick_check fails, a table or column is missing):
+  // commands that measure open the store first, so they stop before measuring.
   static std::unique_ptr<Store> open(const std::string& path);
   static std::unique_ptr<Store> open(const std::string& path, const Options& options);
   ~Store();

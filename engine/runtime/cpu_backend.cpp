@@ -177,10 +177,17 @@ class CpuBackend final : public Backend {
                                 std::to_string(n_ctx_) + " positions)";
     k_f32_.reset(), v_f32_.reset(), k_f16_.reset(), v_f16_.reset();
     scores_ = {};
-    if (const uint64_t avail = available_host_memory(); avail != 0 && context_need > avail) {
+    // The weights count too: mapped from the model file, they are page cache that MemAvailable
+    // reports as free, yet every decode step reads all of them.
+    const uint64_t weights = model_->weight_bytes();
+    const uint64_t avail = available_host_memory();
+    if (const std::string why = host_memory_shortfall(context_need + weights, avail); !why.empty()) {
+      const uint64_t usable = usable_host_memory(avail), per_position = context_need / n_ctx_ + 1;
+      const uint64_t fit = usable > weights ? (usable - weights) / per_position : 0;
       model_.reset(), n_ctx_ = 0;  // no KV cache: the backend is unloaded, not half loaded
-      throw DeviceError("cpu backend: " + kv_what + " need more than the " + std::to_string(avail) +
-                        " bytes this host has available; lower max_context");
+      throw DeviceError("cpu backend: " + kv_what + " with the model's " + std::to_string(weights) +
+                        " bytes of weights " + why + "; lower max_context (--ctx) to at most " +
+                        std::to_string(fit) + " positions");
     }
     x_.assign(B * E, 0);
     xb_.assign(B * std::max(E, Q), 0);

@@ -1,5 +1,7 @@
 #include "engine/runtime/host_memory.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -33,6 +35,24 @@ uint64_t available_host_memory() {
   std::ostringstream text;
   text << f.rdbuf();
   return parse_mem_available(text.str());
+}
+
+uint64_t usable_host_memory(uint64_t mem_available) {
+  const uint64_t margin = std::max<uint64_t>(uint64_t{512} << 20, mem_available / 8);
+  return mem_available > margin ? mem_available - margin : 0;
+}
+
+std::string host_memory_shortfall(uint64_t need, uint64_t mem_available) {
+  const uint64_t usable = usable_host_memory(mem_available);
+  if (mem_available == 0 || need <= usable) return {};
+  auto gib = [](uint64_t bytes) {
+    char b[64];
+    std::snprintf(b, sizeof b, "%.2f GiB", static_cast<double>(bytes) / double(uint64_t{1} << 30));
+    return std::string(b);
+  };
+  return "need " + gib(need) + " (" + std::to_string(need) + " bytes) but this host has " + gib(mem_available) +
+         " available (MemAvailable), " + gib(usable) + " of it usable after a " + gib(mem_available - usable) +
+         " margin";
 }
 
 }  // namespace p64

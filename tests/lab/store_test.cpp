@@ -4,11 +4,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -20,6 +18,7 @@
 #include "engine/lab/schema.h"
 #include "engine/runtime/backend.h"
 #include "lab/toy_backend.h"
+#include "support/scoped_env.h"
 #include "support/shared_files.h"
 #include "support/store_checks.h"
 
@@ -32,23 +31,6 @@ Store::Options no_import() {
   o.import_plan_history = false;
   return o;
 }
-
-// Sets an environment variable for one scope and puts the old value back.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
 
 RunBundle sample_run(int n_samples, const std::string& label) {
   RunBundle b;
@@ -189,6 +171,92 @@ TEST(Store, MigratesAnOlderStoreKeepingItsRows) {
   EXPECT_EQ(test::integrity_check(*store), "ok");
 }
 
+TEST(Store, EveryOlderSchemaVersionMigratesToTheLatest) {
+  test::TempDir dir;
+  for (int v = 1; v < latest_schema_version(); ++v) {
+    const std::string path = (dir / ("v" + std::to_string(v) + ".db")).string();
+    Store::Options o = no_import();
+    o.migrate_to = v;
+    ASSERT_EQ(Store::open(path, o)->schema_version(), v);
+    auto store = Store::open(path, no_import());
+    EXPECT_EQ(store->schema_version(), latest_schema_version()) << "from " << v;
+    EXPECT_NO_THROW(store->write_run(sample_run(1, "after"))) << "from " << v;
+  }
+}
+
+// The probe's case: a store whose user_version was set back below the tables it has was refused
+// with "table comparisons already exists". It moves forward, rows and columns kept.
+TEST(Store, AStoreWhoseUserVersionWasSetBackMigratesForward) {
+  test::TempDir dir;
+  const std::string path = (dir / "lab.db").string();
+  {
+    auto store = Store::open(path, no_import());
+    store->write_run(sample_run(2, "kept"));
+    // A device that is not the passport's: version 4's back-fill must not run over it again.
+    sqlite3_exec(store->handle(), "UPDATE runs SET device = 'renamed gpu'", nullptr, nullptr, nullptr);
+  }
+  for (int older : {0, 1, 2, 3}) {
+    {
+      sqlite3* db = nullptr;
+      ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+      ASSERT_EQ(sqlite3_exec(db, ("PRAGMA user_version = " + std::to_string(older)).c_str(), nullptr, nullptr, nullptr),
+                SQLITE_OK);
+      sqlite3_close(db);
+    }
+    std::unique_ptr<Store> store;
+    ASSERT_NO_THROW(store = Store::open(path, no_import())) << "user_version " << older;
+    EXPECT_EQ(store->schema_version(), latest_schema_version());
+    ASSERT_EQ(store->runs().size(), 1u);
+    EXPECT_EQ(store->runs()[0].label, "kept");
+    EXPECT_EQ(store->runs()[0].device, "renamed gpu");
+    EXPECT_EQ(store->samples(store->runs()[0].id).size(), 2u);
+    EXPECT_EQ(test::integrity_check(*store), "ok");
+  }
+}
+
+// A table dropped by hand or by a tool made the store fail only when a run was written, after
+// the measurement; it is refused when the store is opened, naming the file and the table.
+TEST(Store, ADroppedTableOrColumnIsRefusedWhenTheStoreIsOpened) {
+  test::TempDir dir;
+  for (const char* damage : {"DROP TABLE samples", "ALTER TABLE runs DROP COLUMN label"}) {
+    const std::string path = (dir / "lab.db").string();
+    fs::remove(path);
+    Store::open(path, no_import());
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    ASSERT_EQ(sqlite3_exec(db, damage, nullptr, nullptr, nullptr), SQLITE_OK) << damage;
+    sqlite3_close(db);
+    const std::string e = test::error_of([&] { Store::open(path, no_import()); });
+    EXPECT_NE(e.find(path + ": the lab store is damaged: "), std::string::npos) << e;
+    EXPECT_NE(e.find(std::string(damage).find("samples") != std::string::npos ? "table 'samples' is missing"
+                                                                                : "table 'runs' has no column 'label'"),
+              std::string::npos)
+        << e;
+  }
+}
+
+TEST(Store, CorruptPagesAreRefusedWhenTheStoreIsOpened) {
+  test::TempDir dir;
+  const std::string path = (dir / "lab.db").string();
+  {
+    auto store = Store::open(path, no_import());
+    sqlite3_exec(store->handle(), "BEGIN", nullptr, nullptr, nullptr);
+    for (int i = 0; i < 200; ++i) store->write_run(sample_run(5, "run " + std::to_string(i)));
+    sqlite3_exec(store->handle(), "COMMIT", nullptr, nullptr, nullptr);
+  }
+  const auto size = fs::file_size(path);
+  ASSERT_GT(size, 8 * 4096u);
+  {
+    std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2 / 4096 * 4096));  // one whole page in the middle
+    const std::string junk(4096, '\x5A');
+    f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
+  }
+  const std::string e = test::error_of([&] { Store::open(path, no_import()); });
+  EXPECT_NE(e.find(path + ": the lab store is damaged ("), std::string::npos) << e;
+  EXPECT_NE(e.find("refusing to use it"), std::string::npos) << e;
+}
+
 TEST(Store, RefusesANewerSchemaAndLeavesTheFileUntouched) {
   test::TempDir dir;
   const std::string path = (dir / "future.db").string();
@@ -321,7 +389,7 @@ TEST(StoreFolder, AStoreInAMissingFolderIsRefusedAndNothingIsCreated) {
 
 TEST(StoreFolder, TheDefaultStoreMakesItsOwnFolder) {
   test::TempDir dir;
-  const ScopedEnv xdg("XDG_DATA_HOME", (dir / "data").string());
+  const test::ScopedEnv xdg("XDG_DATA_HOME", (dir / "data").string());
   ASSERT_EQ(default_store_path(), (dir / "data" / "p64lab" / "lab.db").string());
   EXPECT_NO_THROW(Store::open(default_store_path(), no_import()));
   EXPECT_TRUE(fs::is_regular_file(default_store_path()));
@@ -340,6 +408,24 @@ TEST(StoreFolder, DbInAMissingFolderIsRefusedByTheCli) {
         << cmd << "\n" << r.err;
   }
   EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+// decode-proxy opens and checks the store before it measures: a damaged store stops it at once,
+// with no measurement run and thrown away.
+TEST(StoreFolder, ADamagedStoreStopsAMeasurementBeforeItStarts) {
+  test::TempDir dir;
+  const std::string db = (dir / "lab.db").string();
+  Store::open(db, no_import());
+  sqlite3* handle = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(handle, "DROP TABLE samples", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(handle);
+  const test::CliRun r = test::run_p64("decode-proxy " + test::stories260k_p64() +
+                                       " --backend cpu --tokens 2 --runs 1 --warmup 0 --db " + db);
+  EXPECT_NE(r.status, 0);
+  EXPECT_EQ(r.err.rfind("p64: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(db + ": the lab store is damaged: table 'samples' is missing"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("decode-proxy ["), std::string::npos) << "it measured first:\n" << r.err;
 }
 
 }  // namespace
