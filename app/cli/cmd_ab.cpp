@@ -24,7 +24,7 @@ struct Args {
   std::string a = "backend=cpu";
   std::string b;
   std::string switch_name;
-  int runs = 3;
+  int runs = AbParams{}.runs;
   int warmup = 1;
   int tokens = 32;
   int prompt_tokens = 32;
@@ -35,8 +35,9 @@ struct Args {
 };
 
 void print_side(const char* label, const AbSide& s) {
-  std::printf("  %-2s %-44s %9.2f %9.2f %9.2f  [", label, s.config.to_string().c_str(), s.decode_tok_s.median,
-              s.decode_tok_s.min, s.decode_tok_s.max);
+  std::printf("  %-2s %-44s %9.2f %9.2f %9.2f %8.2f %6.1f%%  [", label, s.config.to_string().c_str(),
+              s.decode_tok_s.median, s.decode_tok_s.min, s.decode_tok_s.max, s.decode_tok_s.stddev,
+              100 * s.decode_tok_s.cv);
   for (size_t i = 0; i < s.samples.size(); ++i) std::printf("%s%.2f", i ? " " : "", s.samples[i].decode_tok_s);
   std::printf("]\n");
 }
@@ -75,11 +76,15 @@ void run(const Args& a) {
   }
   if (!r.same_model()) std::printf("A on %s, B on %s\n", a.model.c_str(), a.model_b.c_str());
   std::printf("A/B %s  (%d runs each, interleaved ABAB..., %d decode tokens)\n", a.model.c_str(), a.runs, a.tokens);
-  std::printf("  %-2s %-44s %9s %9s %9s  %s\n", "", "config", "median", "min", "max", "decode tok/s per run");
+  std::printf("  %-2s %-44s %9s %9s %9s %8s %7s  %s\n", "", "config", "median", "min", "max", "± stddev", "CV",
+              "decode tok/s per run");
   print_side("A", r.a);
   print_side("B", r.b);
   std::printf("\n  B/A %.3f [%.3f-%.3f]  (%+.1f%%)\n", o.ratio_median, o.ratio_min, o.ratio_max,
               100 * (o.ratio_median - 1));
+  std::printf("  test: %s\n", describe_test(o).c_str());
+  for (const auto& [side, busy] : {std::pair{"A", &r.a.busy}, std::pair{"B", &r.b.busy}})
+    std::printf("  machine during %s: %s\n", side, busy_line(*busy).c_str());
   auto gate_line = [&](const char* side, const std::optional<QualityReport>& q, bool is_reference) {
     if (q) std::printf("  quality %s vs reference: %s\n", side, q->summary().c_str());
     else if (is_reference) std::printf("  quality %s vs reference: %s is the reference\n", side, r.reference.c_str());
@@ -107,7 +112,7 @@ const CommandRegistration reg(42, [](CLI::App& root) {
   c->add_option("--a", args->a, "Config A, e.g. \"backend=cpu\"")->capture_default_str();
   c->add_option("--b", args->b, "Config B, e.g. \"backend=cpu,opt.kv_f16=1\"")->required();
   c->add_option("--switch", args->switch_name, "Switch the verdict is about (default: the one switch that differs)");
-  c->add_option("--runs", args->runs, "Measured runs per side (>= 2)")->capture_default_str()->check(CLI::Range(2, 1000));
+  c->add_option("--runs", args->runs, "Measured runs per side (>= 2; the test needs 4 or more to reach p < 0.05)")->capture_default_str()->check(CLI::Range(2, 1000));
   c->add_option("--warmup", args->warmup, "Untimed runs per side first")->capture_default_str();
   c->add_option("--tokens", args->tokens, "Decode steps per run")->capture_default_str()->check(CLI::Range(1, 1 << 20));
   c->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length")->capture_default_str();

@@ -34,6 +34,16 @@ struct Args {
   bool no_store = false;
 };
 
+// What the machine did meanwhile: a busy run's figures are not what this machine can do.
+void print_machine(const DecodeProxyResult& r) {
+  const MachineLoad& m = r.machine;
+  std::printf("  machine: %s\n", busy_line(r.busy).c_str());
+  if (m.samples > 0 && m.runnable_mean >= 0)
+    std::printf("    %.1f tasks runnable on average (at most %.0f) for %d cores over %d samples; 1-minute load %.2f\n",
+                m.runnable_mean, m.runnable_max, m.cores, m.samples, m.load1);
+  if (m.cpu_mhz_max > 0) std::printf("    CPU clock %.0f-%.0f MHz\n", m.cpu_mhz_min, m.cpu_mhz_max);
+}
+
 void run(const Args& a) {
   const LabConfig config = LabConfig::from_options(a.backend, a.threads, a.opts);
   auto model = open_lab_model(a.model, config.backend, a.tokenizer, stderr_progress_line("convert"));
@@ -83,7 +93,7 @@ void run(const Args& a) {
   for (const auto& s : r.samples)
     std::printf("  %-4d %-5s %12.2f %13.2f %9.2f %9.3f %6.1f%%\n", s.rep + 1, s.warm ? "yes" : "", s.decode_tok_s,
                 s.prefill_tok_s, s.ttft_ms, s.effective_gbs, 100.0 * s.bandwidth_share);
-  std::printf("\n  decode tok/s   %s  (median [min-max])\n", format_min_median_max(r.decode_tok_s, 2).c_str());
+  std::printf("\n  decode tok/s   %s  (median [min-max] ± stddev)\n", format_min_median_max(r.decode_tok_s, 2).c_str());
   std::printf("  prefill tok/s  %s\n", format_min_median_max(r.prefill_tok_s, 2).c_str());
   std::printf("  ttft ms        %s\n", format_min_median_max(r.ttft_ms, 2).c_str());
   std::printf("  effective GB/s %s  = (%.0f weight + %.0f KV bytes/token) x tok/s%s\n",
@@ -99,6 +109,7 @@ void run(const Args& a) {
     std::printf("  warm steady state %s tok/s = %.1f%% of peak (R6: within 10%%: %s)\n",
                 format_min_median_max(r.warm_decode_tok_s, 2).c_str(), 100 * r.warm_over_peak,
                 r.warm_within_10pct ? "yes" : "NO");
+  print_machine(r);
   if (store) std::printf("  stored as run %lld in %s\n", static_cast<long long>(run_id), store->path().c_str());
 }
 

@@ -1,5 +1,6 @@
 // p64 report: scoreboard, bars, timeline split, roofline and rejected optimisations.
 #include <iostream>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -30,13 +31,17 @@ const CommandRegistration reg(48, [](CLI::App& root) {
   c->add_option("-o,--output", a->output, "Write here instead of stdout (never over the store or a non-regular file)");
   c->add_flag("--force", a->force, "Replace an existing -o file")->capture_default_str();
   c->add_option("--model", a->options.model, "Only runs of models whose path/name contains this");
-  c->add_option("--g1", a->options.bars.g1_tok_s, "G1 bar, decode tok/s")->capture_default_str();
-  c->add_option("--g2", a->options.bars.g2_tok_s, "G2 bar, decode tok/s")->capture_default_str();
-  c->add_option("--g3", a->options.bars.g3_tok_s, "G3 bar, decode tok/s")->capture_default_str();
-  c->add_option("--g4", a->options.bars.g4_tok_s, "G4 bar, decode tok/s")->capture_default_str();
-  c->add_option("--g5", a->options.bars.g5_bandwidth_share, "G5 bar, share of measured read bandwidth")
-      ->capture_default_str();
-  c->callback([a] {
+  // The defaults are the plan's bars, judged on the plan's model only; giving any sets bars for
+  // the reported model (with --model, the one named).
+  const std::vector<CLI::Option*> bars = {
+      c->add_option("--g1", a->options.bars.g1_tok_s, "G1 bar, decode tok/s")->capture_default_str(),
+      c->add_option("--g2", a->options.bars.g2_tok_s, "G2 bar, decode tok/s")->capture_default_str(),
+      c->add_option("--g3", a->options.bars.g3_tok_s, "G3 bar, decode tok/s")->capture_default_str(),
+      c->add_option("--g4", a->options.bars.g4_tok_s, "G4 bar, decode tok/s")->capture_default_str(),
+      c->add_option("--g5", a->options.bars.g5_bandwidth_share, "G5 bar, share of measured read bandwidth")
+          ->capture_default_str()};
+  c->callback([a, bars] {
+    for (const CLI::Option* bar : bars) a->options.bars_from_user = a->options.bars_from_user || bar->count() > 0;
     OutputPolicy output{a->force};
     protect_store_files(output, a->db);
     if (!a->output.empty()) check_output_path(a->output, output);  // before the store is opened (or made)

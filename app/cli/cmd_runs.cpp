@@ -68,10 +68,13 @@ const CommandRegistration reg(45, [](CLI::App& root) {
     std::printf("%5s  %-12s %-7s %-8s %-26s %10s  %-20s %s\n", "id", "kind", "status", "backend", "device", "tok/s",
                 "started", "label / config");
     for (const auto& r : store->runs(f)) {
-      std::printf("%5lld  %-12s %-7s %-8s %-26.26s %10.2f  %-20s %s%s\n", static_cast<long long>(r.id),
+      const auto summary = nlohmann::json::parse(r.summary_json, nullptr, false);
+      const bool busy = summary.is_object() && summary.value("busy", false);  // decode-proxy and A/B runs say
+      std::printf("%5lld  %-12s %-7s %-8s %-26.26s %10.2f  %-20s %s%s%s\n", static_cast<long long>(r.id),
                   std::string(to_string(r.kind)).c_str(), std::string(to_string(r.status)).c_str(), r.backend.c_str(),
                   r.device.c_str(), median_tok_s(*store, r.id), r.started_at.c_str(),
-                  r.label.empty() ? r.config.c_str() : r.label.c_str(), r.imported ? " (imported)" : "");
+                  r.label.empty() ? r.config.c_str() : r.label.c_str(), r.imported ? " (imported)" : "",
+                  busy ? " (busy)" : "");
     }
   });
 });

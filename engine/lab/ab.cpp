@@ -118,9 +118,12 @@ AbResult run_ab(const LabConfig& ca, std::shared_ptr<const Model> model_a, const
   one.prompt_tokens = p.prompt_tokens;
   one.runs = 1;
   one.warmup = 0;
+  one.machine_probe = {};  // one watch over all the measured runs below
   const int steps = 2 * (p.warmup + p.runs);
   std::vector<int32_t> a_generated;
+  std::optional<MachineWatch> watch;
   for (int i = 0; i < p.warmup + p.runs; ++i) {
+    if (i == p.warmup && p.machine_probe) watch.emplace(p.machine_probe);
     for (int side = 0; side < 2; ++side) {
       LoadedBackend& l = side == 0 ? la : lb;
       AbSide& s = side == 0 ? r.a : r.b;
@@ -145,8 +148,11 @@ AbResult run_ab(const LabConfig& ca, std::shared_ptr<const Model> model_a, const
     for (const auto& x : s.samples) v.push_back(x.decode_tok_s);
     return v;
   };
+  if (watch) r.machine = watch->stop();
   r.a.decode_tok_s = min_median_max(tok_s(r.a));
   r.b.decode_tok_s = min_median_max(tok_s(r.b));
+  r.a.busy = busy_flag(r.a.decode_tok_s, r.machine);
+  r.b.busy = busy_flag(r.b.decode_tok_s, r.machine);
 
   // Quality on realistic tokens: the prompt, then A's own greedy continuation.
   std::vector<int32_t> tokens = proxy_prompt(*model_a, p.prompt_tokens).ids;
@@ -209,11 +215,16 @@ nlohmann::json ab_to_json(const AbResult& r, const VerdictOutcome& o) {
   nlohmann::json j = {
       {"switch", r.switch_name},
       {"a", {{"config", r.a.config.to_string()}, {"backend", r.a.backend}, {"model", r.a.model},
-             {"decode_tok_s", r.a.decode_tok_s}}},
+             {"decode_tok_s", r.a.decode_tok_s}, {"busy", r.a.busy}}},
       {"b", {{"config", r.b.config.to_string()}, {"backend", r.b.backend}, {"model", r.b.model},
-             {"decode_tok_s", r.b.decode_tok_s}}},
+             {"decode_tok_s", r.b.decode_tok_s}, {"busy", r.b.busy}}},
+      {"machine", r.machine},
+      {"busy", r.a.busy.busy || r.b.busy.busy},
       {"same_model", r.same_model()},
       {"ratio", {{"median", o.ratio_median}, {"min", o.ratio_min}, {"max", o.ratio_max}}},
+      {"test", {{"name", "Mann-Whitney U"}, {"u", o.u}, {"p_value", o.p_value}, {"exact", o.exact},
+                {"ratio_interval", o.ci_bounded ? nlohmann::json::array({o.ci_low, o.ci_high}) : nlohmann::json()},
+                {"pooled_cv", o.pooled_cv}, {"runs_needed", o.runs_needed}, {"summary", describe_test(o)}}},
       {"quality", {{"b_vs_a", quality_json(r.b_vs_a)}, {"reference", r.reference}, {"pass", r.quality_pass()}}},
       {"b_turns_switch_off", r.b_turns_switch_off()},
       {"verdict", std::string(to_string(o.verdict))},
@@ -294,10 +305,12 @@ StoredAb judge_and_store_ab(Store& store, const AbResult& r, const Model& model,
         if (known.id == opt_id) return known.status;
       return OptStatus::Candidate;
     }();
-    char evidence[200];
-    std::snprintf(evidence, sizeof evidence, "A/B run %lld: B/A %.3f [%.3f-%.3f], A %.2f B %.2f tok/s, quality %s",
+    char evidence[240];
+    std::snprintf(evidence, sizeof evidence,
+                  "A/B run %lld: B/A %.3f [%.3f-%.3f], A %.2f B %.2f tok/s, p %.3g, quality %s%s",
                   static_cast<long long>(out.run_id), out.outcome.ratio_median, out.outcome.ratio_min,
-                  out.outcome.ratio_max, out.outcome.a_median, out.outcome.b_median, r.quality_pass() ? "pass" : "FAIL");
+                  out.outcome.ratio_max, out.outcome.a_median, out.outcome.b_median, out.outcome.p_value,
+                  r.quality_pass() ? "pass" : "FAIL", r.a.busy.busy || r.b.busy.busy ? ", machine busy" : "");
     // A B that turns the switch off judges keeping it, and a win confirms a default: neither
     // lowers the switch's status.
     std::optional<OptStatus> next = r.b_turns_switch_off() ? std::nullopt : status_after(out.outcome.verdict);

@@ -18,7 +18,9 @@ namespace p64 {
 class Store;
 
 struct AbParams {
-  int runs = 3;             // per side (>= 2)
+  // Per side (>= 2). Five is the fewest with which the test (verdict.h) reaches p < 0.05 while
+  // one run lands out of order; with 2-3 a verdict can only be inconclusive.
+  int runs = 5;
   int warmup = 1;           // per side, untimed
   int decode_tokens = 32;
   int prompt_tokens = 32;
@@ -26,6 +28,7 @@ struct AbParams {
   bool compare_reference = true;  // each side vs the reference; off: B vs A is the gate
   LabConfig reference = reference_config();  // what each side is judged against
   QualityThresholds thresholds;
+  MachineProbe machine_probe = read_machine_sample;  // watches the measured runs (tests inject one)
 };
 
 struct AbSide {
@@ -36,11 +39,13 @@ struct AbSide {
   double load_ms = 0;
   std::vector<SampleRecord> samples;  // side "a" or "b", rep = interleave index
   MinMedianMax decode_tok_s;
+  BusyFlag busy;  // this side's CV, and the machine over the whole interleaved measurement
 };
 
 struct AbResult {
   AbParams params;
   AbSide a, b;
+  MachineLoad machine;      // over the measured runs of both sides
   std::string switch_name;  // the switch judged (from --switch, or the one that differs)
   // The switch's value on each side: given in the config, else the backend's default.
   std::string switch_a_value, switch_b_value;

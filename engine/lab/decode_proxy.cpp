@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -89,8 +90,10 @@ DecodeProxyResult run_decode_proxy(Backend& backend, const Model& model, const P
   r.compute_ceiling = compute_ceiling(passport, passport.device.backend == "cpu" ? host_cpu_clock() : CpuClock{});
 
   const int total = params.warmup + params.runs + params.warm_repeats;
+  std::optional<MachineWatch> watch;
   for (int run = 0; run < total; ++run) {
     const bool is_warmup = run < params.warmup;
+    if (run == params.warmup && params.machine_probe) watch.emplace(params.machine_probe);
     const bool is_warm = run >= params.warmup + params.runs;
     const auto t0 = Clock::now();
     int32_t token = backend.prefill(r.prompt.ids, 0);
@@ -129,8 +132,10 @@ DecodeProxyResult run_decode_proxy(Backend& backend, const Model& model, const P
     }
   }
 
+  if (watch) r.machine = watch->stop();
   const auto measured = column(r.samples, &SampleRecord::decode_tok_s, false);
   r.decode_tok_s = min_median_max(measured);
+  r.busy = busy_flag(r.decode_tok_s, r.machine);
   r.prefill_tok_s = min_median_max(column(r.samples, &SampleRecord::prefill_tok_s, false));
   r.ttft_ms = min_median_max(column(r.samples, &SampleRecord::ttft_ms, false));
   r.effective_gbs = min_median_max(column(r.samples, &SampleRecord::effective_gbs, false));
@@ -173,6 +178,9 @@ void to_json(nlohmann::json& j, const DecodeProxyResult& r) {
         {"prefill_bytes", r.prefill_bytes},
         {"counted_from", "tensor shapes"}}},
       {"compute_ceiling", {{"flops", r.compute_ceiling.flops}, {"source", r.compute_ceiling.source}}},
+      {"busy", r.busy.busy},
+      {"busy_reasons", r.busy.reasons},
+      {"machine", r.machine},
   };
   nlohmann::json samples = nlohmann::json::array();
   for (const auto& s : r.samples)
@@ -192,8 +200,9 @@ void to_json(nlohmann::json& j, const DecodeProxyResult& r) {
 }
 
 std::string format_min_median_max(const MinMedianMax& m, int precision) {
-  char buf[96];
-  std::snprintf(buf, sizeof buf, "%.*f [%.*f-%.*f]", precision, m.median, precision, m.min, precision, m.max);
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.*f [%.*f-%.*f] ± %.*f (CV %.1f%%)", precision, m.median, precision, m.min,
+                precision, m.max, precision, m.stddev, 100 * m.cv);
   return buf;
 }
 

@@ -10,6 +10,7 @@
 
 #include "engine/common/progress.h"
 #include "engine/lab/compute_ceiling.h"
+#include "engine/lab/machine_load.h"
 #include "engine/lab/stats.h"
 #include "engine/lab/store_types.h"
 #include "engine/runtime/backend.h"
@@ -22,6 +23,9 @@ struct DecodeProxyParams {
   int runs = 2;          // measured runs (>= 1; the A/B rule wants >= 2)
   int warmup = 1;        // untimed runs first (pipeline/JIT caches, page faults)
   int warm_repeats = 0;  // the plan's R6: repeat on the kept-loaded engine, compare to peak
+  // Watches the machine over the measured runs (tests inject one); empty: no watch (an A/B
+  // watches its interleaved runs as a whole).
+  MachineProbe machine_probe = read_machine_sample;
 };
 
 // The deterministic prompt every decode-proxy and A/B run uses, and how it was made.
@@ -57,6 +61,9 @@ struct DecodeProxyResult {
   double warm_over_peak = 0;
   bool warm_within_10pct = false;
   std::vector<int32_t> generated;    // greedy ids of the last run (same every run on a sound backend)
+  // The machine over the measured runs, and whether it (or the runs' CV) says it was busy.
+  MachineLoad machine;
+  BusyFlag busy;
 };
 
 // The backend is loaded with the model already. Progress is reported once per run;
@@ -66,7 +73,7 @@ DecodeProxyResult run_decode_proxy(Backend& backend, const Model& model, const P
 
 void to_json(nlohmann::json& j, const DecodeProxyResult& r);
 
-// "tok/s 123.4 [120.1-125.0]" style one-line summary for tables and progress.
+// "123.4 [120.1-125.0] ± 1.2 (CV 1.0%)": median [min-max] ± stddev (CV), for tables and progress.
 std::string format_min_median_max(const MinMedianMax& m, int precision = 1);
 
 }  // namespace p64

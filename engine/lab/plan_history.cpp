@@ -20,7 +20,7 @@ double median_of(std::vector<double> v) {
 }  // namespace
 
 bool import_plan_history_once(Store& store) {
-  constexpr const char* kKey = "plan_history_imported";
+  constexpr const char* kKey = kPlanHistoryMetaKey;
   sql::Transaction tx(store.handle());
   if (store.meta(kKey)) return false;  // another process may have imported it meanwhile
   const nlohmann::json j = nlohmann::json::parse(embedded_plan_history_json());
@@ -82,7 +82,7 @@ bool import_plan_history_once(Store& store) {
   for (const auto& p : j.value("peers", nlohmann::json::array())) {
     PeerResult r;
     r.tool = p.value("tool", "");
-    r.source_file = "resources/plan_history.json";
+    r.source_file = std::string(kPlanHistorySource);
     r.model = p.value("model", "");
     r.model_type = p.value("model_type", "");
     r.quant = p.value("quant", "");

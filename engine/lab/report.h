@@ -1,7 +1,10 @@
 #pragma once
-// Reports from the store: the plan's §3 scoreboard (stage, tok/s with min-max, delta vs the
-// first run, peer diagnostic and ratio), the G0-G5 bars evaluated on stored data, the latest
-// timeline's per-op split, roofline figures and the rejected-optimisation list.
+// Reports from the store: the scoreboard of the user's own runs (stage, tok/s with min-max and
+// stddev, delta vs the first run on the same model and device, peer diagnostics with a ratio only
+// to a run on the peer's model and device), the G0-G5 bars on the latest run (the plan's bars only
+// on the plan's model, report_scope.h; bars the user gives on any), the latest timeline's per-op
+// split, roofline figures and the rejected-optimisation list. The imported plan history is a
+// section of its own (plan_history.h), never mixed into these.
 #include <string>
 #include <vector>
 
@@ -19,6 +22,9 @@ struct BarThresholds {
 struct ReportOptions {
   std::string model;  // substring of the model path/name; empty = every model
   BarThresholds bars;
+  // The bars were given by the user (p64 report --g1..--g5): they apply to the reported model,
+  // whatever it is. Otherwise they are the plan's and apply to kPlanBarsModel only.
+  bool bars_from_user = false;
 };
 
 // The report as JSON (the other formats render this object, so they cannot disagree).

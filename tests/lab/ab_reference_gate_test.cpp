@@ -120,14 +120,14 @@ TEST(AbReferenceGate, TurningASwitchOffNeverChangesItsStatus) {
     a.passport.device.name = "toy device";
     return a;
   };
-  for (const auto& [b_speed, verdict] : {std::pair{std::vector<double>{80, 81}, Verdict::Rejected},
-                                         std::pair{std::vector<double>{120, 121}, Verdict::Win},
-                                         std::pair{std::vector<double>{130, 131}, Verdict::Win}}) {
+  for (const auto& [b_speed, verdict] : {std::pair{std::vector<double>{80, 81, 80.5, 79.5, 80.2}, Verdict::Rejected},
+                                         std::pair{std::vector<double>{120, 121, 120.5, 119.5, 120.2}, Verdict::Win},
+                                         std::pair{std::vector<double>{130, 131, 130.5, 129.5, 130.2}, Verdict::Win}}) {
     AbResult r;
     r.switch_name = "fast";
     r.switch_a_value = "1";
     r.switch_b_value = "0";
-    r.a = side("a", {100, 101});
+    r.a = side("a", {100, 101, 100.5, 99.5, 100.2});
     r.b = side("b", b_speed);
     r.a.config = LabConfig::parse("backend=toy");
     r.b.config = LabConfig::parse("backend=toy,opt.fast=0");

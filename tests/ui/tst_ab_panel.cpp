@@ -71,28 +71,28 @@ class TestAbPanel : public QObject {
 
   void view_and_chart_from_a_result() {
     p64::AbResult r;
-    r.a = side("backend=cpu,threads=1", {10.0, 12.0, 11.0});
-    r.b = side("backend=cpu,threads=1,opt.kv_f16=1", {14.0, 13.0, 15.0});
+    r.a = side("backend=cpu,threads=1", {10.0, 12.0, 11.0, 10.5, 11.5});
+    r.b = side("backend=cpu,threads=1,opt.kv_f16=1", {14.0, 13.0, 15.0, 13.5, 14.5});
     r.switch_name = "kv_f16";
     r.b_vs_a.pass = true;
     r.b_vs_a.positions = 8;
     r.b_vs_a.top1_agreement = 1.0;
     r.reference = "A (backend=cpu)";
-    const std::vector<double> at{10, 12, 11}, bt{14, 13, 15};
+    const std::vector<double> at{10, 12, 11, 10.5, 11.5}, bt{14, 13, 15, 13.5, 14.5};
     p64::VerdictInput in;
     in.a_tok_s = at;
     in.b_tok_s = bt;
     const p64::VerdictOutcome o = p64::decide_verdict(in);
-    QCOMPARE(o.verdict, p64::Verdict::Win);  // B's slowest (13) beats A's fastest (12)
+    QCOMPARE(o.verdict, p64::Verdict::Win);  // every B above every A: p = 2/252
 
     const AbView v = make_ab_view(r, o, std::nullopt, 7);
-    QCOMPARE(v.a.tok_s, (QVector<double>{10, 12, 11}));
+    QCOMPARE(v.a.tok_s, (QVector<double>{10, 12, 11, 10.5, 11.5}));
     QCOMPARE(v.b.median, 14.0);
     QCOMPARE(v.run_id, qint64(7));
     QVERIFY(v.quality_pass);
     QCOMPARE(verdict_name(v.verdict), QString("WIN"));
     QVERIFY(verdict_rule_text(p64::Verdict::Rejected).contains("2%"));
-    QVERIFY(verdict_rule_text(p64::Verdict::Win).contains("slowest"));
+    QVERIFY(verdict_rule_text(p64::Verdict::Win).contains("Mann-Whitney"));
 
     AbQualityModel q;
     q.set_rows(v.quality);
@@ -122,7 +122,7 @@ class TestAbPanel : public QObject {
     QCOMPARE(hi, 15.0);
     const auto dots = test::series_of<QScatterSeries>(&chart);
     QCOMPARE(dots.size(), 2);
-    QCOMPARE(dots[0]->count(), 3);
+    QCOMPARE(dots[0]->count(), 5);
   }
 
   void ab_from_the_panel_is_recorded() {

@@ -130,18 +130,27 @@ QString verdict_name(Verdict verdict) { return QString::fromUtf8(to_string(verdi
 
 QString verdict_rule_text(Verdict verdict, const VerdictRules& rules) {
   const QString limit = QString::number(100 * rules.regression_limit, 'g', 3);
+  const QString margin = QString::number(100 * rules.win_margin, 'g', 3);
+  const QString alpha = QString::number(rules.alpha, 'g', 3);
   switch (verdict) {
     case Verdict::Rejected:
-      return QObject::tr("REJECTED when any quality gate fails, or when median(B)/median(A) < 1 − %1%").arg(limit);
+      return QObject::tr("REJECTED when any quality gate fails, or when median(B)/median(A) < 1 − %1% and the "
+                         "Mann-Whitney test finds the difference significant (p < %2)")
+          .arg(limit)
+          .arg(alpha);
     case Verdict::Win:
-      return QObject::tr("WIN when B's slowest run beats A's fastest (outside both spreads); a second "
-                         "consecutive win on this switch, model and device promotes it");
+      return QObject::tr("WIN when B is faster by more than %1% and the Mann-Whitney test finds it significant "
+                         "(p < %2); a second consecutive win on this switch, model and device promotes it")
+          .arg(margin)
+          .arg(alpha);
     case Verdict::Promoted:
       return QObject::tr("PROMOTED after two consecutive wins on the same switch, model and device");
     case Verdict::Inconclusive:
-      return QObject::tr("INCONCLUSIVE when the quality gates pass, B is not slower by more than %1% and the "
-                         "difference is within the runs' spread (at least %2 runs a side)")
+      return QObject::tr("INCONCLUSIVE when the quality gates pass and the test finds no difference beyond "
+                         "−%1%..+%2%, or the runs are too noisy or too few to tell (the reason says how many more "
+                         "runs a side; at least %3 runs a side)")
           .arg(limit)
+          .arg(margin)
           .arg(rules.min_runs);
   }
   return {};

@@ -91,6 +91,8 @@ JsonTableModel* make_bars_model(QObject* parent) {
       {QObject::tr("Threshold"), number("threshold", 2)},
       {QObject::tr("Status"),
        [](const json& row, int role) -> QVariant {
+         // A bar set for another model (the plan's 3B) says nothing about this one.
+         if (!row.value("applies", true)) return role == Qt::DisplayRole ? QVariant(QObject::tr("n/a")) : QVariant();
          const bool pass = row.value("pass", false);
          if (role == Qt::DisplayRole) return pass ? QObject::tr("PASS") : QObject::tr("not met");
          if (role == Qt::ForegroundRole) return QBrush(pass_color(pass));

@@ -67,8 +67,8 @@ AbPanel::AbPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
 
   model_ = new QLabel(this);
   model_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  runs_ = make_spin_box(2, 50, 3, this);
-  runs_->setToolTip(tr("Measured runs per side, interleaved A B A B …; the verdict needs at least 2"));
+  runs_ = make_spin_box(2, 50, AbParams{}.runs, this);
+  runs_->setToolTip(tr("Measured runs per side, interleaved A B A B …; at least 2, and 4 or more for the significance test to reach p < 0.05"));
   warmup_ = make_spin_box(0, 10, 1, this);
   tokens_ = make_spin_box(1, 4096, 32, this);
   prompt_ = make_spin_box(1, 4096, 32, this);
