@@ -36,8 +36,8 @@ struct SwitchInfo {
 };
 
 // Refuses, before a load, a switch value outside what `backend` declares for it in `offered`
-// (SwitchInfo::values: "a|b|c" a list, "lo..hi" an integer range, empty anything), naming the
-// switch and what it allows. Names a backend does not offer are left to its load().
+// (SwitchInfo::values: "a|b|c" a list, "lo..hi" an integer range, "float" a finite number, empty
+// anything), naming the switch and what it allows. Names a backend does not offer are left to its load().
 void check_switch_values(const std::string& backend, const std::vector<SwitchInfo>& offered,
                          const std::map<std::string, std::string>& given);
 

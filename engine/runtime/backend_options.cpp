@@ -1,6 +1,8 @@
 #include "engine/runtime/backend.h"
 
 #include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "engine/common/error.h"
@@ -27,6 +29,11 @@ bool parse_whole_int(const std::string& text, long long& v) {
 
 bool allowed(const std::string& value, const std::string& values) {
   if (values.empty()) return true;
+  if (values == "float") {
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    return !value.empty() && end == value.c_str() + value.size() && std::isfinite(v);
+  }
   if (const auto dots = values.find(".."); dots != std::string::npos) {
     long long lo = 0, hi = 0, v = 0;
     return parse_whole_int(values.substr(0, dots), lo) && parse_whole_int(values.substr(dots + 2), hi) &&
@@ -49,8 +56,11 @@ void check_switch_values(const std::string& backend, const std::vector<SwitchInf
     const auto it = given.find(s.name);
     if (it == given.end() || allowed(it->second, s.values)) continue;
     const bool range = s.values.find("..") != std::string::npos;
-    throw Error(backend + " backend: switch " + s.name + "=" + it->second + " is not " +
-                (range ? "an integer in " : "one of ") + s.values + " (default " + s.default_value + ")");
+    const std::string expected = s.values == "float" ? "a finite number"
+                                 : range             ? "an integer in " + s.values
+                                                     : "one of " + s.values;
+    throw Error(backend + " backend: switch " + s.name + "=" + it->second + " is not " + expected + " (default " +
+                s.default_value + ")");
   }
 }
 

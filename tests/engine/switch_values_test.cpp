@@ -12,7 +12,8 @@ namespace {
 const std::vector<SwitchInfo> kOffered = {{"flag", "", "1", "0|1", "default"},
                                           {"rows", "", "4", "1|2|4|8", "default"},
                                           {"ubatch", "", "512", "16..4096", "default"},
-                                          {"free", "", "", "", "default"}};
+                                          {"free", "", "", "", "default"},
+                                          {"noise", "", "0", "float", "opt-in"}};
 
 TEST(SwitchValues, ListsRangesAndFreeTextAreEnforcedAsDeclared) {
   EXPECT_NO_THROW(check_switch_values("toy", kOffered, {{"flag", "0"}, {"rows", "8"}, {"ubatch", "4096"}, {"free", "x"}}));
@@ -23,6 +24,11 @@ TEST(SwitchValues, ListsRangesAndFreeTextAreEnforcedAsDeclared) {
             std::string::npos);
   const std::string outside = test::error_of([] { check_switch_values("toy", kOffered, {{"ubatch", "8"}}); });
   EXPECT_EQ(outside, "toy backend: switch ubatch=8 is not an integer in 16..4096 (default 512)");
+  EXPECT_NO_THROW(check_switch_values("toy", kOffered, {{"noise", "-0.25"}}));
+  for (const char* v : {"nan", "inf", "0.5x", ""})
+    EXPECT_NE(test::error_of([&] { check_switch_values("toy", kOffered, {{"noise", v}}); }).find("a finite number"),
+              std::string::npos)
+        << v;
   for (const char* v : {"abc", "", "64x", "1e3", "99999999999999999999"})
     EXPECT_FALSE(test::error_of([&] { check_switch_values("toy", kOffered, {{"ubatch", v}}); }).empty()) << v;
 }
