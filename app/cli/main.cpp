@@ -1,6 +1,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <new>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -58,6 +60,13 @@ int main(int argc, char** argv) {
   } catch (const p64::Cancelled&) {
     std::cerr << "p64: cancelled\n";
     return 130;
+  } catch (const std::bad_alloc&) {
+    // Readers bound every size a file states before allocating (model_limits.h); this is the
+    // last guard, and the command line names the files the command was reading.
+    std::string command = "p64";
+    for (int i = 1; i < argc; ++i) command += std::string(" ") + argv[i];
+    std::cerr << "p64: error: out of memory running `" << command << "` (a file it reads may state sizes beyond this machine)\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "p64: error: " << e.what() << "\n";
     return 1;

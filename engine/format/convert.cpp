@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/common/error.h"
+#include "engine/format/model_limits.h"
 #include "engine/quant/quant.h"
 
 namespace p64 {
@@ -46,9 +47,13 @@ bool is_quantizable_matrix(const P64TensorSource& t) {
 P64Image plan_conversion(const SourceModel& src, const ConvertOptions& o, ConvertResult* stats) {
   if (o.quant && (dtype_is_packed(*o.quant) || !dtype_info(*o.quant)))
     throw Error("convert: --quant takes a block type (F32, F16, BF16, Q8_0, Q5_0, Q4_K, Q6_K, ...); --soa and --cpu-rows choose packed forms");
+  std::vector<std::string> names;
+  for (const P64TensorSource& t : src.tensors) names.push_back(t.name);
+  check_layers_present(src.path, hparams_fields(src.kind, src.hparams.arch).n_layer, src.hparams.n_layer, names);
   P64Image img;
   img.hparams = src.hparams;
   img.vocab = src.vocab;
+  img.source = src.path;
   for (const P64TensorSource& in : src.tensors) {
     const DType from = in.dtype;
     const DType from_aos = dtype_aos_of(from);

@@ -1,6 +1,10 @@
 #include "engine/format/gguf_model.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
+
+#include "engine/format/model_limits.h"
 
 namespace p64 {
 namespace {
@@ -12,12 +16,13 @@ std::optional<uint32_t> uniform_u32(const GgufFile& f, const std::string& key) {
   if (!kv) return std::nullopt;
   if (!kv->value.is_array()) return f.get_u32(key);
   std::optional<uint32_t> v;
-  for (const auto& it : kv->value.items) {
+  kv->value.for_each_item([&](const GgufValue& it) {
     auto u = it.as_uint();
     if (!u || *u > 0xFFFFFFFFu) f.fail("metadata", kv->offset, "key '" + key + "' holds a non-integer entry");
     if (v && *v != *u) f.fail("metadata", kv->offset, "key '" + key + "' differs between layers; not supported");
     v = static_cast<uint32_t>(*u);
-  }
+    return true;
+  });
   if (!v) f.fail("metadata", kv->offset, "key '" + key + "' is an empty array");
   return v;
 }
@@ -72,12 +77,20 @@ HParams gguf_hparams(const GgufFile& f) {
     hp.rope_scaling.type = RopeScalingType::Llama3;
   }
 
+  HParamsFields fields = hparams_fields("gguf", hp.arch);
   const GgufTensorInfo* emb = f.find_tensor("token_embd.weight");
-  if (auto vs = f.get_u32_opt(a + "vocab_size")) hp.n_vocab = *vs;
-  else if (const GgufValue* toks = f.get_array_opt("tokenizer.ggml.tokens")) hp.n_vocab = static_cast<uint32_t>(toks->items.size());
-  else if (emb) hp.n_vocab = static_cast<uint32_t>(emb->ne[1]);
+  if (auto vs = f.get_u32_opt(a + "vocab_size")) {
+    hp.n_vocab = *vs;
+  } else if (const GgufValue* toks = f.get_array_opt("tokenizer.ggml.tokens")) {
+    hp.n_vocab = static_cast<uint32_t>(std::min<uint64_t>(toks->count, UINT32_MAX));
+    fields.n_vocab = "tokenizer.ggml.tokens";
+  } else if (emb) {
+    hp.n_vocab = static_cast<uint32_t>(std::min<int64_t>(emb->ne[1], UINT32_MAX));
+    fields.n_vocab = "token_embd.weight rows";
+  }
   hp.tied_output = !f.tensors().empty() && !f.find_tensor("output.weight");
   hp.rope_layout = RopeLayout::Adjacent;  // GGUF llama files are always stored with adjacent pairs
+  check_hparams_bounds(hp, f.path(), fields);
   return hp;
 }
 
@@ -91,6 +104,8 @@ Vocabulary gguf_vocabulary(const GgufFile& f) {
            "tokenizer.ggml.model '" + model + "' is not supported (llama or gpt2)");
   const bool spm = v.kind == TokenizerKind::SentencePiece;
   v.pre = f.get_string_opt("tokenizer.ggml.pre").value_or("default");
+  if (const GgufValue* a = f.get_array_opt("tokenizer.ggml.tokens"))
+    check_model_limit(f.path(), "tokenizer.ggml.tokens", a->count, ModelQuantity::Vocab);
   auto tokens = f.get_string_array("tokenizer.ggml.tokens");
   if (!tokens) f.get_array("tokenizer.ggml.tokens");  // throws naming the missing key
   v.tokens = std::move(*tokens);

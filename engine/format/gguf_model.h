@@ -7,8 +7,10 @@ namespace p64 {
 
 // Llama-family hyperparameters from a GGUF's `<arch>.*` keys (general.architecture, default
 // "llama"), the `rope_freqs` tensor and the presence of `output.weight`. Missing required keys
-// (embedding_length, block_count, attention.head_count) are a FormatError ("metadata"); the
-// result is not validated (a vocabulary-only file may leave sizes at 0), Model::from_parts does.
+// (embedding_length, block_count, attention.head_count) are a FormatError ("metadata"); counts
+// over the limits of model_limits.h and bad RoPE or norm constants are an Error naming the key.
+// Otherwise the result is not validated (a vocabulary-only file may leave sizes at 0),
+// Model::from_parts does.
 HParams gguf_hparams(const GgufFile& f);
 
 // The vocabulary block (tokenizer.ggml.*, tokenizer.chat_template). Works on vocabulary-only

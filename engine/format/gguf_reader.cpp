@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "engine/common/error.h"
+#include "engine/format/model_limits.h"
 
 namespace p64 {
 namespace {
@@ -15,21 +16,30 @@ constexpr uint32_t kMaxDims = 4;              // GGML_MAX_DIMS
 constexpr int kMaxArrayDepth = 8;             // nested arrays deeper than this are refused
 constexpr uint64_t kMaxNameLength = 65535;    // keys and tensor names
 
-// Reads little-endian fields from the map, refusing any read past the end of the file with
-// the current section name; never touches memory outside [0, size).
+// Reads little-endian fields from the map (or from an array's encoded elements, with no file),
+// refusing any read past the end with the current section name; never touches memory outside
+// [0, size).
 class Cursor {
  public:
-  Cursor(const GgufFile& f, const uint8_t* base, uint64_t size) : f_(f), base_(base), size_(size) {}
+  Cursor(const GgufFile* f, const uint8_t* base, uint64_t size) : f_(f), base_(base), size_(size) {}
   uint64_t pos() const { return pos_; }
   uint64_t remaining() const { return size_ - pos_; }
+  const uint8_t* at(uint64_t pos) const { return base_ + pos; }
   void set_section(const char* s) { section_ = s; }
   const char* section() const { return section_; }
 
+  [[noreturn]] void fail(uint64_t pos, const std::string& problem) const {
+    if (f_) f_->fail(section_, pos, problem);
+    throw Error("GGUF array value at byte " + std::to_string(pos) + ": " + problem);
+  }
   void need(uint64_t n, const char* what) const {
     if (n > remaining())
-      f_.fail(section_, pos_,
-              std::string("file ends inside ") + what + " (needs " + std::to_string(n) + " bytes, " +
-                  std::to_string(remaining()) + " left)");
+      fail(pos_, std::string("file ends inside ") + what + " (needs " + std::to_string(n) + " bytes, " +
+                     std::to_string(remaining()) + " left)");
+  }
+  void skip(uint64_t n, const char* what) {
+    need(n, what);
+    pos_ += n;
   }
   template <class T>
   T read(const char* what) {
@@ -39,40 +49,51 @@ class Cursor {
     pos_ += sizeof(T);
     return v;
   }
-  std::string read_string(const char* what, uint64_t max_len = std::numeric_limits<uint64_t>::max()) {
+  // A u64 length and that many bytes; with `keep` false the bytes are checked and skipped.
+  std::string read_string(const char* what, uint64_t max_len = std::numeric_limits<uint64_t>::max(), bool keep = true) {
     uint64_t at = pos_;
     uint64_t len = read<uint64_t>(what);
-    if (len > max_len) f_.fail(section_, at, std::string(what) + " length " + std::to_string(len) + " is too long");
+    if (len > max_len) fail(at, std::string(what) + " length " + std::to_string(len) + " is too long");
     need(len, what);
-    std::string s(reinterpret_cast<const char*>(base_ + pos_), static_cast<size_t>(len));
+    std::string s;
+    if (keep) s.assign(reinterpret_cast<const char*>(base_ + pos_), static_cast<size_t>(len));
     pos_ += len;
     return s;
   }
 
  private:
-  const GgufFile& f_;
+  const GgufFile* f_;
   const uint8_t* base_;
   uint64_t size_;
   uint64_t pos_ = 0;
   const char* section_ = "header";
 };
 
-// Smallest encoded size of one value of type t, used to refuse array counts that cannot fit
-// in the rest of the file before allocating anything for them.
-uint64_t min_encoded_size(GgufType t) {
+// Encoded size of one value of a fixed-size type; 0 for strings and arrays.
+uint64_t fixed_size(GgufType t) {
   switch (t) {
     case GgufType::UINT8: case GgufType::INT8: case GgufType::BOOL: return 1;
     case GgufType::UINT16: case GgufType::INT16: return 2;
     case GgufType::UINT32: case GgufType::INT32: case GgufType::FLOAT32: return 4;
-    case GgufType::UINT64: case GgufType::INT64: case GgufType::FLOAT64: case GgufType::STRING: return 8;
-    case GgufType::ARRAY: return 12;
+    case GgufType::UINT64: case GgufType::INT64: case GgufType::FLOAT64: return 8;
+    case GgufType::STRING: case GgufType::ARRAY: return 0;
   }
-  return 1;
+  return 0;
+}
+
+// Smallest encoded size of one value of type t, used to refuse array counts that cannot fit
+// in the rest of the file before anything is read or allocated for them.
+uint64_t min_encoded_size(GgufType t) {
+  if (t == GgufType::STRING) return 8;   // the length
+  if (t == GgufType::ARRAY) return 12;   // the element type and the count
+  return fixed_size(t);
 }
 
 bool known_type(uint32_t t) { return t <= static_cast<uint32_t>(GgufType::FLOAT64); }
 
-GgufValue read_value(Cursor& c, const GgufFile& f, GgufType type, int depth) {
+// Reads and checks one value of type `type`. With `keep` false the value is only checked and
+// skipped (the elements of an array are checked this way, then kept as their encoded bytes).
+GgufValue read_value(Cursor& c, GgufType type, int depth, bool keep) {
   GgufValue v;
   v.type = type;
   switch (type) {
@@ -89,23 +110,28 @@ GgufValue read_value(Cursor& c, const GgufFile& f, GgufType type, int depth) {
     case GgufType::BOOL: {
       uint64_t at = c.pos();
       uint8_t b = c.read<uint8_t>("a bool value");
-      if (b > 1) f.fail(c.section(), at, "bool value " + std::to_string(b) + " is neither 0 nor 1");
+      if (b > 1) c.fail(at, "bool value " + std::to_string(b) + " is neither 0 nor 1");
       v.scalar = b != 0;
       break;
     }
-    case GgufType::STRING: v.scalar = c.read_string("a string value"); break;
+    case GgufType::STRING: v.scalar = c.read_string("a string value", std::numeric_limits<uint64_t>::max(), keep); break;
     case GgufType::ARRAY: {
       uint64_t at = c.pos();
-      if (depth >= kMaxArrayDepth) f.fail(c.section(), at, "arrays nested deeper than " + std::to_string(kMaxArrayDepth));
+      if (depth >= kMaxArrayDepth) c.fail(at, "arrays nested deeper than " + std::to_string(kMaxArrayDepth));
       uint32_t et = c.read<uint32_t>("an array element type");
-      if (!known_type(et)) f.fail(c.section(), at, "array element type " + std::to_string(et) + " is unknown");
+      if (!known_type(et)) c.fail(at, "array element type " + std::to_string(et) + " is unknown");
       v.elem_type = static_cast<GgufType>(et);
       uint64_t n = c.read<uint64_t>("an array length");
-      if (n > c.remaining() / min_encoded_size(v.elem_type))
-        f.fail(c.section(), at, "array of " + std::to_string(n) + " " + std::string(gguf_type_name(v.elem_type)) +
-                                    " cannot fit in the " + std::to_string(c.remaining()) + " bytes left");
-      v.items.reserve(static_cast<size_t>(n));
-      for (uint64_t i = 0; i < n; ++i) v.items.push_back(read_value(c, f, v.elem_type, depth + 1));
+      const std::string what = "array length (" + std::string(gguf_type_name(v.elem_type)) + ")";
+      if (const std::string why = count_fits_problem(what, n, min_encoded_size(v.elem_type), c.remaining()); !why.empty())
+        c.fail(at, why);
+      v.count = n;
+      const uint64_t first = c.pos();
+      const uint64_t each = fixed_size(v.elem_type);
+      if (each != 0 && v.elem_type != GgufType::BOOL) c.skip(n * each, "an array");
+      else
+        for (uint64_t i = 0; i < n; ++i) read_value(c, v.elem_type, depth + 1, false);
+      if (keep) v.encoded.assign(c.at(first), c.at(c.pos()));
       break;
     }
   }
@@ -175,13 +201,34 @@ std::optional<bool> GgufValue::as_bool() const {
   return std::nullopt;
 }
 
+void GgufValue::for_each_item(const std::function<bool(const GgufValue&)>& f) const {
+  if (!is_array()) return;
+  Cursor c(nullptr, encoded.data(), encoded.size());
+  for (uint64_t i = 0; i < count; ++i)
+    if (!f(read_value(c, elem_type, 1, true))) return;
+}
+
+GgufValue GgufValue::item(size_t i) const {
+  if (!is_array() || i >= count) throw Error("GGUF array of " + std::to_string(count) + " has no element " + std::to_string(i));
+  Cursor c(nullptr, encoded.data(), encoded.size());
+  if (const uint64_t each = fixed_size(elem_type)) c.skip(i * each, "an array");
+  else
+    for (size_t k = 0; k < i; ++k) read_value(c, elem_type, 1, false);
+  return read_value(c, elem_type, 1, true);
+}
+
 std::string GgufValue::summary(size_t max_items) const {
   if (is_array()) {
-    std::string s = "[" + std::string(gguf_type_name(elem_type)) + " x " + std::to_string(items.size()) + "]";
-    if (!items.empty()) {
+    std::string s = "[" + std::string(gguf_type_name(elem_type)) + " x " + std::to_string(count) + "]";
+    if (count != 0) {
       s += " {";
-      for (size_t i = 0; i < std::min(max_items, items.size()); ++i) s += (i ? ", " : "") + items[i].summary(2);
-      if (items.size() > max_items) s += ", ...";
+      size_t shown = 0;
+      for_each_item([&](const GgufValue& it) {
+        if (shown == max_items) return false;
+        s += (shown++ ? ", " : "") + it.summary(2);
+        return true;
+      });
+      if (count > max_items) s += ", ...";
       s += "}";
     }
     return s;
@@ -212,7 +259,7 @@ void GgufFile::fail(const std::string& section, uint64_t offset, const std::stri
 }
 
 void GgufFile::parse() {
-  Cursor c(*this, map_->data(), map_->size());
+  Cursor c(this, map_->data(), map_->size());
   c.set_section("header");
   uint32_t magic = c.read<uint32_t>("the magic");
   if (magic != kGgufMagic) fail("header", 0, "not a GGUF file (magic is not \"GGUF\")");
@@ -225,9 +272,10 @@ void GgufFile::parse() {
   uint64_t n_tensors = c.read<uint64_t>("the tensor count");
   uint64_t n_kv = c.read<uint64_t>("the metadata count");
   // Each KV needs at least 8 (key length) + 4 (type) + 1 bytes; each tensor info 8+4+8+4+8.
-  if (n_kv > c.remaining() / 13) fail("header", 16, "metadata count " + std::to_string(n_kv) + " cannot fit in the file");
-  if (n_tensors > c.remaining() / 32)
-    fail("header", 8, "tensor count " + std::to_string(n_tensors) + " cannot fit in the file");
+  if (const std::string why = count_fits_problem("metadata count", n_kv, 13, c.remaining()); !why.empty())
+    fail("header", 16, why);
+  if (const std::string why = count_fits_problem("tensor count", n_tensors, 32, c.remaining()); !why.empty())
+    fail("header", 8, why);
 
   c.set_section("metadata");
   kv_.reserve(static_cast<size_t>(n_kv));
@@ -239,7 +287,7 @@ void GgufFile::parse() {
     uint64_t type_at = c.pos();
     uint32_t t = c.read<uint32_t>("a metadata value type");
     if (!known_type(t)) fail("metadata", type_at, "key '" + kv.key + "' has unknown value type " + std::to_string(t));
-    kv.value = read_value(c, *this, static_cast<GgufType>(t), 0);
+    kv.value = read_value(c, static_cast<GgufType>(t), 0, true);
     if (kv_index_.count(kv.key)) fail("metadata", kv.offset, "key '" + kv.key + "' appears twice");
     kv_index_.emplace(kv.key, kv_.size());
     kv_.push_back(std::move(kv));
@@ -425,8 +473,11 @@ std::optional<std::vector<std::string>> GgufFile::get_string_array(std::string_v
   if (!a) return std::nullopt;
   if (a->elem_type != GgufType::STRING) wrong(*this, *find_kv(key), "an array of strings");
   std::vector<std::string> out;
-  out.reserve(a->items.size());
-  for (const auto& it : a->items) out.push_back(*it.as_string());
+  out.reserve(a->size());
+  a->for_each_item([&](const GgufValue& it) {
+    out.push_back(*it.as_string());
+    return true;
+  });
   return out;
 }
 
@@ -434,12 +485,13 @@ std::optional<std::vector<float>> GgufFile::get_f32_array(std::string_view key) 
   const GgufValue* a = get_array_opt(key);
   if (!a) return std::nullopt;
   std::vector<float> out;
-  out.reserve(a->items.size());
-  for (const auto& it : a->items) {
+  out.reserve(a->size());
+  a->for_each_item([&](const GgufValue& it) {
     auto d = it.as_double();
     if (!d) wrong(*this, *find_kv(key), "an array of numbers");
     out.push_back(static_cast<float>(*d));
-  }
+    return true;
+  });
   return out;
 }
 
@@ -447,13 +499,14 @@ std::optional<std::vector<int32_t>> GgufFile::get_i32_array(std::string_view key
   const GgufValue* a = get_array_opt(key);
   if (!a) return std::nullopt;
   std::vector<int32_t> out;
-  out.reserve(a->items.size());
-  for (const auto& it : a->items) {
+  out.reserve(a->size());
+  a->for_each_item([&](const GgufValue& it) {
     auto i = it.as_int();
     if (!i || *i < std::numeric_limits<int32_t>::min() || *i > std::numeric_limits<int32_t>::max())
       wrong(*this, *find_kv(key), "an array of 32-bit integers");
     out.push_back(static_cast<int32_t>(*i));
-  }
+    return true;
+  });
   return out;
 }
 

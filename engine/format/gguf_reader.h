@@ -1,5 +1,6 @@
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,15 +33,23 @@ enum class GgufType : uint32_t {
 std::string_view gguf_type_name(GgufType t);
 
 // One metadata value. Integers are widened (unsigned into uint64_t, signed into int64_t)
-// and floats into double, with `type` keeping what the file said; arrays hold their items
-// (which may themselves be arrays) and the element type.
+// and floats into double, with `type` keeping what the file said. An array keeps its elements
+// (which may themselves be arrays) as the file encodes them and decodes one when asked: a
+// value object per element would cost about 72 bytes of memory per byte of a u8 array, so a
+// small file of large arrays would take gigabytes.
 struct GgufValue {
   GgufType type = GgufType::UINT8;
   GgufType elem_type = GgufType::UINT8;  // arrays only
   std::variant<std::monostate, uint64_t, int64_t, double, bool, std::string> scalar;
-  std::vector<GgufValue> items;  // arrays only
+  uint64_t count = 0;             // arrays only: number of elements
+  std::vector<uint8_t> encoded;   // arrays only: the elements in GGUF's encoding (gguf_array builds one)
 
   bool is_array() const { return type == GgufType::ARRAY; }
+  size_t size() const { return static_cast<size_t>(count); }
+  // Element i of an array (a walk from the start for strings and nested arrays).
+  GgufValue item(size_t i) const;
+  // Calls f on each element in order until f returns false.
+  void for_each_item(const std::function<bool(const GgufValue&)>& f) const;
   bool is_string() const { return type == GgufType::STRING; }
   bool is_integer() const;
   bool is_float() const { return type == GgufType::FLOAT32 || type == GgufType::FLOAT64; }

@@ -85,12 +85,14 @@ void GgufWriter::add_u32_array(std::string_view k, const std::vector<uint32_t>& 
   for (uint32_t x : v) put(kv_bytes_, x);
 }
 
-[[noreturn]] static void bad_value(const std::string& key, const char* why) {
+namespace {
+
+[[noreturn]] void bad_value(const std::string& key, const char* why) {
   throw Error("gguf writer: metadata " + key + ": " + why);
 }
 
-void GgufWriter::put_value(const GgufValue& v, const std::string& key) {
-  auto bad = [&](const char* why) { bad_value(key, why); };
+// Appends `v` in GGUF's encoding; an array's elements are already encoded (GgufValue::encoded).
+void encode_value(std::vector<uint8_t>& out, const GgufValue& v, const std::string& key) {
   auto u = [&]() -> uint64_t {
     if (const auto* p = std::get_if<uint64_t>(&v.scalar)) return *p;
     if (const auto* p = std::get_if<int64_t>(&v.scalar)) return static_cast<uint64_t>(*p);
@@ -101,43 +103,55 @@ void GgufWriter::put_value(const GgufValue& v, const std::string& key) {
     bad_value(key, "float type without a float value");
   };
   switch (v.type) {
-    case GgufType::UINT8: put<uint8_t>(kv_bytes_, static_cast<uint8_t>(u())); break;
-    case GgufType::INT8: put<int8_t>(kv_bytes_, static_cast<int8_t>(u())); break;
-    case GgufType::UINT16: put<uint16_t>(kv_bytes_, static_cast<uint16_t>(u())); break;
-    case GgufType::INT16: put<int16_t>(kv_bytes_, static_cast<int16_t>(u())); break;
-    case GgufType::UINT32: put<uint32_t>(kv_bytes_, static_cast<uint32_t>(u())); break;
-    case GgufType::INT32: put<int32_t>(kv_bytes_, static_cast<int32_t>(u())); break;
-    case GgufType::UINT64: put<uint64_t>(kv_bytes_, u()); break;
-    case GgufType::INT64: put<int64_t>(kv_bytes_, static_cast<int64_t>(u())); break;
-    case GgufType::FLOAT32: put<float>(kv_bytes_, static_cast<float>(d())); break;
-    case GgufType::FLOAT64: put<double>(kv_bytes_, d()); break;
+    case GgufType::UINT8: put<uint8_t>(out, static_cast<uint8_t>(u())); break;
+    case GgufType::INT8: put<int8_t>(out, static_cast<int8_t>(u())); break;
+    case GgufType::UINT16: put<uint16_t>(out, static_cast<uint16_t>(u())); break;
+    case GgufType::INT16: put<int16_t>(out, static_cast<int16_t>(u())); break;
+    case GgufType::UINT32: put<uint32_t>(out, static_cast<uint32_t>(u())); break;
+    case GgufType::INT32: put<int32_t>(out, static_cast<int32_t>(u())); break;
+    case GgufType::UINT64: put<uint64_t>(out, u()); break;
+    case GgufType::INT64: put<int64_t>(out, static_cast<int64_t>(u())); break;
+    case GgufType::FLOAT32: put<float>(out, static_cast<float>(d())); break;
+    case GgufType::FLOAT64: put<double>(out, d()); break;
     case GgufType::BOOL: {
       const auto* b = std::get_if<bool>(&v.scalar);
-      if (!b) bad("bool type without a bool value");
-      put<uint8_t>(kv_bytes_, *b ? 1 : 0);
+      if (!b) bad_value(key, "bool type without a bool value");
+      put<uint8_t>(out, *b ? 1 : 0);
       break;
     }
     case GgufType::STRING: {
       const auto* s = std::get_if<std::string>(&v.scalar);
-      if (!s) bad("string type without a string value");
-      put_str(kv_bytes_, *s);
+      if (!s) bad_value(key, "string type without a string value");
+      put_str(out, *s);
       break;
     }
     case GgufType::ARRAY:
-      put<uint32_t>(kv_bytes_, static_cast<uint32_t>(v.elem_type));
-      put<uint64_t>(kv_bytes_, v.items.size());
-      for (const GgufValue& item : v.items) {
-        if (item.type != v.elem_type) bad("array item of a different type than the array's");
-        put_value(item, key);
-      }
+      if (v.count != 0 && v.encoded.empty()) bad_value(key, "array without its encoded elements (build it with gguf_array)");
+      put<uint32_t>(out, static_cast<uint32_t>(v.elem_type));
+      put<uint64_t>(out, v.count);
+      out.insert(out.end(), v.encoded.begin(), v.encoded.end());
       break;
-    default: bad("unknown value type");
+    default: bad_value(key, "unknown value type");
   }
+}
+
+}  // namespace
+
+GgufValue gguf_array(GgufType elem_type, const std::vector<GgufValue>& items) {
+  GgufValue a;
+  a.type = GgufType::ARRAY;
+  a.elem_type = elem_type;
+  a.count = items.size();
+  for (const GgufValue& item : items) {
+    if (item.type != elem_type) bad_value("(array)", "array item of a different type than the array's");
+    encode_value(a.encoded, item, "(array)");
+  }
+  return a;
 }
 
 void GgufWriter::add_value(std::string_view key, const GgufValue& v) {
   begin_kv(key, v.type);
-  put_value(v, std::string(key));
+  encode_value(kv_bytes_, v, std::string(key));
 }
 
 void GgufWriter::add_tensor(std::string name, DType type, std::vector<int64_t> ne, GgufFillFn fill) {

@@ -26,6 +26,10 @@ struct GgufWriteOptions {
   OutputPolicy output;               // what the target may not be (atomic_output.h)
 };
 
+// An array value of `elem_type` holding `items` (each of that type), encoded as GGUF stores
+// it: what GgufWriter::add_value and a reader's GgufValue::item take.
+GgufValue gguf_array(GgufType elem_type, const std::vector<GgufValue>& items);
+
 // A streaming GGUF v3 writer. Metadata is serialised as it is added (so a 280k-entry merges
 // array costs its bytes once); tensors are declared with their shape and a fill callback, and
 // write() lays the file out (header, metadata, tensor infos, aligned data), reserves the
@@ -78,7 +82,6 @@ class GgufWriter {
     GgufFillFn fill;
   };
   void begin_kv(std::string_view key, GgufType type);
-  void put_value(const GgufValue& v, const std::string& key);
   std::vector<uint8_t> header_bytes() const;
 
   uint32_t alignment_;

@@ -1,5 +1,6 @@
 #include "engine/format/hf_import.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +14,7 @@
 
 #include "engine/common/error.h"
 #include "engine/common/file_checks.h"
+#include "engine/format/model_limits.h"
 #include "engine/format/safetensors.h"
 #include "engine/model/hf_tokenizer_json.h"
 #include "engine/quant/quant.h"
@@ -79,8 +81,6 @@ HParams hf_hparams(const json& c, const std::string& path) {
       const float original = rf("original_max_position_embeddings", 8192.0f);
       if (!(original >= 1.0f && original <= 1e9f)) fail("rope_scaling", "original_max_position_embeddings is out of range");
       s.original_context = static_cast<uint32_t>(original);
-      hp.rope_freq_factors = llama3_rope_freq_factors(hp.rope_base, hp.rope_dim, s.factor, s.low_freq_factor,
-                                                      s.high_freq_factor, s.original_context);
     } else if (type == "linear") {
       s.type = RopeScalingType::Linear;
       s.factor = rf("factor", 1.0f);
@@ -89,6 +89,11 @@ HParams hf_hparams(const json& c, const std::string& path) {
     }
   }
   hp.rope_layout = RopeLayout::Adjacent;  // after the Q/K permutation below
+  check_hparams_bounds(hp, path, hparams_fields("hf"));  // before the factors: their count is head_dim / 2
+  const RopeScaling& s = hp.rope_scaling;
+  if (s.type == RopeScalingType::Llama3)
+    hp.rope_freq_factors = llama3_rope_freq_factors(hp.rope_base, hp.rope_dim, s.factor, s.low_freq_factor,
+                                                    s.high_freq_factor, s.original_context);
   validate(hp, path);
   return hp;
 }
@@ -231,6 +236,12 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
   const fs::path tok_path = tokenizer_override.empty() ? d / "tokenizer.json" : fs::path(tokenizer_override);
   if (!fs::exists(tok_path)) throw Error(dir + ": no tokenizer.json (give one with --tokenizer)");
   check_input_file(tok_path.string(), tokenizer_override.empty() ? dir : "");
+  // vocab_size is the embedding's row count; checked before the vocabulary is padded up to it.
+  const auto emb = std::find_if(src.tensors.begin(), src.tensors.end(), [](const P64TensorSource& t) { return t.name == "token_embd.weight"; });
+  if (emb == src.tensors.end()) throw Error(dir + ": the checkpoint has no model.embed_tokens.weight");
+  if (emb->n_dims != 2 || emb->ne[1] != hp.n_vocab)
+    throw Error(config_path.string() + ": vocab_size " + std::to_string(hp.n_vocab) + " but model.embed_tokens.weight has " +
+                std::to_string(emb->ne[1]) + " rows");
   src.vocab = read_hf_tokenizer_json(tok_path.string());
   if (src.vocab.size() > hp.n_vocab)
     throw FormatError(tok_path.string(), "tokenizer", 0, std::to_string(src.vocab.size()) + " tokens but config vocab_size is " + std::to_string(hp.n_vocab));

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "engine/common/error.h"
+#include "engine/format/model_limits.h"
 
 namespace p64 {
 namespace {
@@ -88,6 +89,7 @@ Llama2cCheckpoint read_llama2c(const std::string& path) {
   hp.rms_eps = 1e-5f;       // run.c's constant
   hp.rope_layout = RopeLayout::Adjacent;
   hp.tied_output = c.shared_classifier;
+  check_hparams_bounds(hp, path, hparams_fields("llama2c"));  // before a tensor is listed per layer
 
   const uint8_t* base = m.data() + 28;
   uint64_t at = 0;  // in floats

@@ -7,6 +7,7 @@
 #include "engine/common/error.h"
 #include "engine/format/crc32c.h"
 #include "engine/format/p64_certify.h"
+#include "engine/format/model_limits.h"
 #include "engine/format/p64_manifold.h"
 #include "engine/format/p64_sections.h"
 
@@ -254,6 +255,11 @@ std::shared_ptr<const Model> open_p64(const std::string& path, const ProgressFn&
       throw FormatError(path, "tensor data", t.offset,
                         "tensor '" + t.name + "' CRC-32C mismatch (stored " + hex(t.crc32c) + ", computed " + hex(got) + ")");
     views.push_back(view_of(t, *map));
+    // Norms are scanned at every load: they are tiny, and one NaN in them ruins every token.
+    // Matrices are scanned when written and by verify; at load that would cost seconds.
+    if (t.n_dims == 1)
+      if (const std::string why = nonfinite_weights_problem(t.name, tensor_moments(views.back()).sum2); !why.empty())
+        throw FormatError(path, "tensor data", t.offset, why);
     done += t.bytes;
   }
   const P64SectionInfo* dsec = nullptr;
@@ -306,7 +312,9 @@ P64VerifyReport verify_p64(const std::string& path, const ProgressFn& progress) 
     if (got != t.crc32c)
       report("tensor data", t.offset, "tensor '" + t.name + "' CRC-32C mismatch (stored " + hex(t.crc32c) + ", computed " + hex(got) + ")");
     TensorView v = view_of(t, *map);
-    manifold.add(t.name, tensor_moments(v));
+    const TensorMoments moments = tensor_moments(v);
+    if (const std::string why = nonfinite_weights_problem(t.name, moments.sum2); !why.empty()) report("tensor data", t.offset, why);
+    manifold.add(t.name, moments);
     views.push_back(v);
     ++rep.tensors_checked;
     rep.bytes_checked += t.bytes;

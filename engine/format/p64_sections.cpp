@@ -5,6 +5,7 @@
 
 #include "engine/common/error.h"
 #include "engine/format/crc32c.h"
+#include "engine/format/model_limits.h"
 
 namespace p64 {
 
@@ -179,10 +180,13 @@ HParams decode_hparams(ByteReader& r, uint32_t count) {
     if (!seen[k]) r.fail(std::string("required key '") + k + "' is missing");
   try {
     validate(hp, r.file());
+    check_hparams_bounds(hp, r.file(), hparams_fields("p64"));
   } catch (const FormatError&) {
     throw;
   } catch (const Error& e) {
-    r.fail(e.what());
+    std::string why = e.what();
+    if (why.rfind(r.file() + ": ", 0) == 0) why.erase(0, r.file().size() + 2);  // the FormatError names the file
+    r.fail(why);
   }
   return hp;
 }
@@ -212,7 +216,7 @@ Vocabulary decode_tokenizer(ByteReader& r) {
   if (kind > static_cast<uint32_t>(TokenizerKind::ByteLevelBPE)) r.fail_at(at, "tokenizer kind " + std::to_string(kind) + " is unknown");
   v.kind = static_cast<TokenizerKind>(kind);
   uint32_t n = r.get<uint32_t>("the token count");
-  if (uint64_t{n} * 4 > r.remaining()) r.fail_at(at + 4, "token count " + std::to_string(n) + " cannot fit in the section");
+  if (const std::string why = count_fits_problem("token count", n, 4, r.remaining()); !why.empty()) r.fail_at(at + 4, why);
   int32_t* ids[] = {&v.bos_id, &v.eos_id, &v.eot_id, &v.unk_id, &v.pad_id};
   const char* names[] = {"bos", "eos", "eot", "unk", "pad"};
   for (int i = 0; i < 5; ++i) {
@@ -248,7 +252,7 @@ Vocabulary decode_tokenizer(ByteReader& r) {
   }
   at = r.offset();
   uint32_t nm = r.get<uint32_t>("the merge count");
-  if (uint64_t{nm} * 4 > r.remaining()) r.fail_at(at, "merge count " + std::to_string(nm) + " cannot fit in the section");
+  if (const std::string why = count_fits_problem("merge count", nm, 4, r.remaining()); !why.empty()) r.fail_at(at, why);
   v.merges.reserve(nm);
   for (uint32_t i = 0; i < nm; ++i) v.merges.push_back(r.str("a merge"));
   v.chat_template = r.str("the chat template");
@@ -273,7 +277,7 @@ std::vector<uint8_t> encode_directory(const std::vector<P64TensorEntry>& tensors
 
 std::vector<P64TensorEntry> decode_directory(ByteReader& r, uint32_t count) {
   // Each entry is at least 4 + 1 + 4 + 4 + 32 + 8 + 8 + 4 + 4 bytes.
-  if (uint64_t{count} * 69 > r.remaining()) r.fail("tensor count " + std::to_string(count) + " cannot fit in the section");
+  if (const std::string why = count_fits_problem("tensor count", count, 69, r.remaining()); !why.empty()) r.fail(why);
   std::vector<P64TensorEntry> out;
   out.reserve(count);
   for (uint32_t i = 0; i < count; ++i) {

@@ -9,6 +9,7 @@
 #include "engine/common/error.h"
 #include "engine/format/crc32c.h"
 #include "engine/format/p64_certify.h"
+#include "engine/format/model_limits.h"
 #include "engine/format/p64_manifold.h"
 #include "engine/format/p64_sections.h"
 
@@ -46,6 +47,7 @@ P64WriteResult write_p64(const std::string& path, const P64Image& image, const P
                          const OutputPolicy& policy) {
   const HParams& hp = image.hparams;
   validate(hp, path);
+  check_hparams_bounds(hp, path, hparams_fields("p64"));
   if (!image.vocab.tokens.empty() && image.vocab.tokens.size() != hp.n_vocab)
     throw Error(path + ": vocabulary has " + std::to_string(image.vocab.tokens.size()) + " tokens but n_vocab is " +
                 std::to_string(hp.n_vocab));
@@ -164,7 +166,10 @@ P64WriteResult write_p64(const std::string& path, const P64Image& image, const P
     for (int d = 0; d < 4; ++d) view.ne[d] = e.ne[d];
     view.data = bytes;
     view.bytes = e.bytes;
-    manifold.add(e.name, tensor_moments(view));
+    const TensorMoments moments = tensor_moments(view);
+    if (const std::string why = nonfinite_weights_problem(e.name, moments.sum2); !why.empty())
+      throw Error((image.source.empty() ? path : image.source) + ": " + why);
+    manifold.add(e.name, moments);
     cursor = e.offset + e.bytes;
     written += e.bytes;
   }

@@ -28,6 +28,7 @@ struct P64Image {
   Vocabulary vocab;
   std::vector<P64TensorSource> tensors;  // any order; the writer lays them out layer-major
   bool certify = true;  // set CERTIFIED_DECODE_PROFILE when the file qualifies
+  std::string source;   // the file the tensors come from, named when one is refused ("": the output)
 };
 
 struct P64WriteResult {
@@ -39,7 +40,8 @@ struct P64WriteResult {
 // Writes `image` to `path` through an AtomicOutput (atomic_output.h): on an error or a cancel
 // (progress returning false: throws Cancelled) `path` is untouched, and `policy` says what
 // `path` may not be. Refuses (p64::Error) inconsistent input: duplicate names, unknown dtypes,
-// shapes that are not whole blocks, hparams that fail validate().
+// shapes that are not whole blocks, hparams that fail validate() or the bounds of
+// model_limits.h, and a tensor holding NaN or infinite values.
 P64WriteResult write_p64(const std::string& path, const P64Image& image, const ProgressFn& progress = {},
                          const OutputPolicy& policy = {});
 

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/format/model_limits.h"
 #include "engine/model/pre_tokenizer.h"
 
 namespace p64 {
@@ -100,7 +101,9 @@ Vocabulary read_checked_tokenizer_json(const std::string& path) {
 
   size_t placed = 0;
   auto place = [&](int64_t id, const std::string& text, TokenType t) {
-    if (id < 0 || id > 10'000'000) fail("model.vocab", "token id " + std::to_string(id) + " out of range");
+    if (id < 0 || static_cast<uint64_t>(id) >= model_limit(ModelQuantity::Vocab))
+      fail("model.vocab", "token id " + std::to_string(id) + " is outside the limit of " +
+                              std::to_string(model_limit(ModelQuantity::Vocab)) + " vocabulary tokens");
     ++placed;
     if (static_cast<size_t>(id) >= v.tokens.size()) {
       v.tokens.resize(static_cast<size_t>(id) + 1);

@@ -15,9 +15,8 @@ std::string shape_str(const TensorView& t) {
 }  // namespace
 
 const TensorView* Model::find(std::string_view name) const {
-  for (const auto& t : tensors_)
-    if (t.name == name) return &t;
-  return nullptr;
+  const auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<const Model> Model::from_parts(std::string source, HParams hp, Vocabulary vocab,
@@ -29,6 +28,7 @@ std::shared_ptr<const Model> Model::from_parts(std::string source, HParams hp, V
   m->hparams_ = std::move(hp);
   m->vocab_ = std::move(vocab);
   m->tensors_ = std::move(tensors);
+  for (const TensorView& t : m->tensors_) m->by_name_.emplace(t.name, &t);  // the first of a repeated name, as a scan found
   m->keepalive_ = std::move(keepalive);
   const HParams& h = m->hparams_;
 

@@ -4,6 +4,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/model/hparams.h"
@@ -71,10 +72,14 @@ class Model {
 
  private:
   Model() = default;
+  Model(const Model&) = delete;  // by_name_ points into tensors_
+  Model& operator=(const Model&) = delete;
   std::string source_;
   HParams hparams_;
   Vocabulary vocab_;
   std::vector<TensorView> tensors_;
+  // Name -> tensor, so looking up a model's N layers is not N times a scan of its tensors.
+  std::unordered_map<std::string_view, const TensorView*> by_name_;
   std::shared_ptr<const void> keepalive_;
   const TensorView* token_embd_ = nullptr;
   const TensorView* output_norm_ = nullptr;

@@ -88,10 +88,10 @@ TEST(FormatGguf, ReadsHandBuiltFileV2AndV3) {
     EXPECT_DOUBLE_EQ(f.get_f32("test.f64"), 0.25f);
     EXPECT_TRUE(f.get_bool("test.flag"));
     const GgufValue& nested = f.get_array("test.nested");
-    ASSERT_EQ(nested.items.size(), 2u);
+    ASSERT_EQ(nested.size(), 2u);
     EXPECT_EQ(nested.elem_type, GgufType::ARRAY);
-    EXPECT_EQ(nested.items[1].elem_type, GgufType::INT16);
-    EXPECT_EQ(nested.items[1].items[2].as_int(), 8);
+    EXPECT_EQ(nested.item(1).elem_type, GgufType::INT16);
+    EXPECT_EQ(nested.item(1).item(2).as_int(), 8);
     EXPECT_FALSE(f.get_u32_opt("missing.key"));
     EXPECT_THROW(f.get_u32("general.architecture"), FormatError);  // wrong type is an error, not a default
     ASSERT_EQ(f.tensors().size(), 1u);

@@ -53,22 +53,18 @@ TEST(GgufWriter, EveryMetadataTypeReadsBack) {
   w.add_f32_array("t.f32s", {1.0f, -2.5f});
   w.add_i32_array("t.i32s", {1, -2, 3});
   w.add_u32_array("t.u32s", {7});
-  GgufValue nested;
-  nested.type = GgufType::ARRAY;
-  nested.elem_type = GgufType::ARRAY;
+  std::vector<GgufValue> inners;
   for (int i = 0; i < 2; ++i) {
-    GgufValue inner;
-    inner.type = GgufType::ARRAY;
-    inner.elem_type = GgufType::INT16;
+    std::vector<GgufValue> items;
     for (int j = 0; j <= i; ++j) {
       GgufValue item;
       item.type = GgufType::INT16;
       item.scalar = static_cast<int64_t>(-10 * i - j);
-      inner.items.push_back(item);
+      items.push_back(item);
     }
-    nested.items.push_back(inner);
+    inners.push_back(gguf_array(GgufType::INT16, items));
   }
-  w.add_value("t.nested", nested);
+  w.add_value("t.nested", gguf_array(GgufType::ARRAY, inners));
   EXPECT_THROW(w.add_u8("t.u8", 1), Error);  // duplicate key
 
   const auto path = (dir / "meta.gguf").string();
@@ -100,10 +96,10 @@ TEST(GgufWriter, EveryMetadataTypeReadsBack) {
   EXPECT_EQ(f.find("t.u32s")->elem_type, GgufType::UINT32);
   const GgufValue& n = f.get_array("t.nested");
   ASSERT_EQ(n.elem_type, GgufType::ARRAY);
-  ASSERT_EQ(n.items.size(), 2u);
-  ASSERT_EQ(n.items[1].items.size(), 2u);
-  EXPECT_EQ(n.items[1].elem_type, GgufType::INT16);
-  EXPECT_EQ(n.items[1].items[1].as_int(), -11);
+  ASSERT_EQ(n.size(), 2u);
+  ASSERT_EQ(n.item(1).size(), 2u);
+  EXPECT_EQ(n.item(1).elem_type, GgufType::INT16);
+  EXPECT_EQ(n.item(1).item(1).as_int(), -11);
   EXPECT_TRUE(f.tensors().empty());
 }
 

@@ -1,0 +1,143 @@
+#include "engine/format/model_limits.h"
+
+#include <cmath>
+#include <cstdio>
+
+#include "engine/common/error.h"
+#include "engine/format/p64_sections.h"
+
+namespace p64 {
+namespace {
+
+// The limits are far above every published Llama-family model and far below what would let a
+// small file make a command allocate gigabytes. For scale, Llama 3.1 405B has 126 layers, width
+// 16384, FFN 53248, 128 heads of 128; the largest vocabularies are about 256k (Gemma); the
+// longest trained contexts are about 10M positions (Llama 4 Scout).
+struct Limit {
+  uint64_t max;
+  const char* what;
+};
+Limit limit_of(ModelQuantity q) {
+  switch (q) {
+    case ModelQuantity::Layers: return {4096, "layers"};
+    case ModelQuantity::Embedding: return {uint64_t{1} << 17, "model width"};
+    case ModelQuantity::FeedForward: return {uint64_t{1} << 20, "FFN width"};
+    case ModelQuantity::Heads: return {4096, "attention heads"};
+    case ModelQuantity::HeadDim: return {4096, "head width"};
+    case ModelQuantity::Vocab: return {uint64_t{1} << 22, "vocabulary tokens"};
+    case ModelQuantity::Context: return {uint64_t{1} << 24, "context positions"};
+  }
+  return {0, "?"};
+}
+
+// RoPE bases in use run from 10,000 to a few billion (long-context fine-tunes); scaling factors
+// from 1 to 64. Outside these ranges the angles are meaningless, not merely unusual.
+constexpr double kMinRopeBase = 1.0, kMaxRopeBase = 1e12;
+constexpr double kMaxRopeFactor = 1024.0;
+constexpr double kMaxRmsEps = 1.0;
+
+std::string number(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
+[[noreturn]] void refuse(const std::string& file, std::string_view field, const std::string& problem) {
+  throw Error(file + ": " + std::string(field) + " " + problem);
+}
+
+}  // namespace
+
+uint64_t model_limit(ModelQuantity q) { return limit_of(q).max; }
+
+void check_model_limit(const std::string& file, std::string_view field, uint64_t value, ModelQuantity q) {
+  const Limit l = limit_of(q);
+  if (value > l.max)
+    refuse(file, field, std::to_string(value) + " exceeds the limit " + std::to_string(l.max) + " (" + l.what + ")");
+}
+
+std::string count_fits_problem(std::string_view field, uint64_t count, uint64_t min_bytes, uint64_t bytes_left) {
+  if (min_bytes == 0 || count <= bytes_left / min_bytes) return {};
+  return std::string(field) + " " + std::to_string(count) + ": that many entries of at least " + std::to_string(min_bytes) +
+         " bytes cannot fit in the " + std::to_string(bytes_left) + " bytes left";
+}
+
+HParamsFields hparams_fields(std::string_view format, std::string_view arch) {
+  if (format == "gguf") {
+    const std::string a = std::string(arch) + ".";
+    return {a + "embedding_length",       a + "block_count",         a + "attention.head_count",
+            a + "attention.head_count_kv", a + "attention.key_length", a + "feed_forward_length",
+            a + "vocab_size",             a + "context_length",      a + "rope.freq_base",
+            a + "attention.layer_norm_rms_epsilon", a + "rope.scaling", a + "rope.scaling.original_context_length",
+            "rope_freqs.weight"};
+  }
+  if (format == "hf")
+    return {"hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+            "intermediate_size", "vocab_size", "max_position_embeddings", "rope_theta", "rms_norm_eps",
+            "rope_scaling", "rope_scaling.original_max_position_embeddings", "rope_scaling"};
+  if (format == "llama2c")
+    return {"dim", "n_layers", "n_heads", "n_kv_heads", "dim/n_heads", "hidden_dim", "vocab_size", "seq_len",
+            "rope base", "norm epsilon", "rope scaling", "rope original context", "rope factors"};
+  return {"n_embd", "n_layer", "n_head", "n_head_kv", "head_dim", "n_ff", "n_vocab", "n_ctx_train", "rope_base",
+          "rms_eps", "rope_scaling", "rope_scaling.original_context", "rope_freq_factors"};
+}
+
+void check_hparams_bounds(const HParams& hp, const std::string& file, const HParamsFields& f) {
+  check_model_limit(file, f.n_layer, hp.n_layer, ModelQuantity::Layers);
+  check_model_limit(file, f.n_embd, hp.n_embd, ModelQuantity::Embedding);
+  check_model_limit(file, f.n_ff, hp.n_ff, ModelQuantity::FeedForward);
+  check_model_limit(file, f.n_head, hp.n_head, ModelQuantity::Heads);
+  check_model_limit(file, f.n_head_kv, hp.n_head_kv, ModelQuantity::Heads);
+  check_model_limit(file, f.head_dim, hp.head_dim, ModelQuantity::HeadDim);
+  check_model_limit(file, f.n_vocab, hp.n_vocab, ModelQuantity::Vocab);
+  check_model_limit(file, f.n_ctx_train, hp.n_ctx_train, ModelQuantity::Context);
+
+  // NaN fails every comparison, so each test is written to pass only for a good value.
+  auto in_range = [&](std::string_view field, double v, double lo, double hi, bool lo_open) {
+    const bool ok = std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
+    if (!ok) refuse(file, field, number(v) + " is not in " + (lo_open ? "(" : "[") + number(lo) + ", " + number(hi) + "]");
+  };
+  in_range(f.rope_base, hp.rope_base, kMinRopeBase, kMaxRopeBase, false);
+  in_range(f.rms_eps, hp.rms_eps, 0.0, kMaxRmsEps, true);
+  const RopeScaling& s = hp.rope_scaling;
+  if (s.type != RopeScalingType::None) in_range(f.rope_scaling + ".factor", s.factor, 0.0, kMaxRopeFactor, true);
+  if (s.type == RopeScalingType::Llama3) {
+    in_range(f.rope_scaling + ".low_freq_factor", s.low_freq_factor, 0.0, kMaxRopeFactor, true);
+    in_range(f.rope_scaling + ".high_freq_factor", s.high_freq_factor, 0.0, kMaxRopeFactor, true);
+    // The Llama 3 ramp divides by high - low.
+    if (!(s.high_freq_factor > s.low_freq_factor))
+      refuse(file, f.rope_scaling, "high_freq_factor " + number(s.high_freq_factor) + " is not above low_freq_factor " +
+                                       number(s.low_freq_factor));
+    if (s.original_context == 0) refuse(file, f.rope_original_context, "is 0");
+    check_model_limit(file, f.rope_original_context, s.original_context, ModelQuantity::Context);
+  }
+  for (size_t i = 0; i < hp.rope_freq_factors.size(); ++i) {
+    const float x = hp.rope_freq_factors[i];
+    if (!(std::isfinite(x) && x > 0.0f))
+      refuse(file, f.rope_freq_factors,
+             "entry " + std::to_string(i) + " is " + number(x) + "; RoPE frequency divisors must be finite and > 0");
+  }
+}
+
+void check_layers_present(const std::string& file, std::string_view field, uint32_t n_layer,
+                          const std::vector<std::string>& tensor_names) {
+  std::vector<bool> held(n_layer, false);  // n_layer is within its limit by now
+  for (const std::string& name : tensor_names) {
+    const int32_t layer = p64io::layer_of_tensor(name);
+    if (layer < 0) continue;
+    if (static_cast<uint32_t>(layer) >= n_layer)
+      refuse(file, field, std::to_string(n_layer) + " but tensor '" + name + "' belongs to layer " + std::to_string(layer));
+    held[static_cast<size_t>(layer)] = true;
+  }
+  for (uint32_t l = 0; l < n_layer; ++l)
+    if (!held[l])
+      refuse(file, field, std::to_string(n_layer) + " but the file holds no tensor of layer " + std::to_string(l) +
+                              " (blk." + std::to_string(l) + ".*)");
+}
+
+std::string nonfinite_weights_problem(const std::string& tensor, double sum2) {
+  if (std::isfinite(sum2)) return {};
+  return "tensor '" + tensor + "' holds NaN or infinite values; a model with them decodes to garbage";
+}
+
+}  // namespace p64
