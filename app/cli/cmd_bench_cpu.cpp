@@ -46,6 +46,8 @@ void run(const Args& a) {
   std::vector<CpuBenchModel> models;
   for (const std::string& m : a.models) models.push_back(parse_cpu_bench_model(m));
   if (models.empty()) models = default_cpu_bench_models();
+  std::fprintf(stderr, "bench-cpu: the models are written to %s and kept for the next run (--dir chooses "
+               "another folder; delete it to reclaim the space)\n", a.dir.c_str());
   std::vector<std::string> paths;
   for (const CpuBenchModel& m : models)
     paths.push_back(ensure_cpu_bench_model(a.dir, m, stderr_progress_line("prepare " + m.label())));

@@ -1,10 +1,12 @@
 #include "engine/lab/lab_config.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <vector>
 
 #include "engine/common/error.h"
+#include "engine/lab/software_device.h"
 #include "engine/runtime/backend_registry.h"
 #include "engine/runtime/host_bandwidth.h"
 
@@ -109,6 +111,8 @@ LoadedBackend load_backend(const LabConfig& config, std::shared_ptr<const Model>
   lb.backend = create_backend(lb.name);
   check_switch_values(lb.backend->name(), lb.backend->switches(), config.switches);  // before seconds of passport
   if (with_passport) lb.passport = lab_passport(*lb.backend);
+  if (const std::string note = software_device_note(lb.passport); !note.empty())
+    std::fprintf(stderr, "p64: warning: %s\n", note.c_str());
   const auto t0 = std::chrono::steady_clock::now();
   lb.backend->load(std::move(model), config.backend_options(needed_context));
   lb.load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/lab/compute_ceiling.h"
+#include "engine/lab/software_device.h"
 #include "engine/quant/dot.h"
 #include "engine/runtime/host_caches.h"
 #include "engine/runtime/host_compute.h"
@@ -115,6 +116,21 @@ TEST(Passport, HostFactsNameThePartAndRoundTripThroughJson) {
   const Passport old = nlohmann::json::parse(R"({"host":{"cpu_model":"x"},"device":{"backend":"cpu"}})").get<Passport>();
   EXPECT_EQ(old.host.cpu_model, "x");
   EXPECT_EQ(old.compute.fp32_flops, 0);
+}
+
+TEST(Passport, AVulkanDeviceThatIsTheCpuIsCalledSoftware) {
+  Passport p;
+  p.device.backend = "vulkan";
+  p.device.name = "llvmpipe (LLVM 15.0.6, 256 bits)";
+  p.device.device_type = "cpu";
+  EXPECT_NE(software_device_note(p).find("'llvmpipe (LLVM 15.0.6, 256 bits)' is a software implementation"),
+            std::string::npos)
+      << software_device_note(p);
+  p.device.device_type = "discrete-gpu";
+  EXPECT_EQ(software_device_note(p), "");
+  p.device.backend = "cpu";
+  p.device.device_type = "cpu";
+  EXPECT_EQ(software_device_note(p), "");  // the CPU backend is meant to run on the CPU
 }
 
 }  // namespace
