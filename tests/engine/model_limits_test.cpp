@@ -76,7 +76,8 @@ TEST(ModelLimits, ConvertRefusesEachHostileFileNamingFileFieldAndLimit) {
     ConvertOptions o;
     o.tokenizer_path = h.tokenizer;
     const std::string target = (out / (name + ".p64")).string();
-    const std::string e = test::error_of([&] { convert_to_p64(h.path, target, o); });
+    const std::string& source = h.path;  // clang 14 cannot capture a structured binding
+    const std::string e = test::error_of([&] { convert_to_p64(source, target, o); });
     if (h.refusal.empty()) {
       EXPECT_EQ(e, "") << name;
       EXPECT_TRUE(fs::exists(target)) << name;
