@@ -48,19 +48,23 @@ inline std::string safetensors_bytes(const std::vector<std::pair<std::string, st
   return out + header + std::string(at, '\0');
 }
 
-inline std::string tiny_llama_safetensors() {
+// The tensors of a one-layer Llama of width 8 (FFN 16, 2 heads, 1 KV head, vocab 13) as an HF
+// folder names and shapes them.
+inline std::vector<std::pair<std::string, std::vector<int64_t>>> tiny_llama_tensor_shapes() {
   const std::string l = "model.layers.0.";
-  return safetensors_bytes({{"model.embed_tokens.weight", {13, 8}},
-                            {l + "input_layernorm.weight", {8}},
-                            {l + "self_attn.q_proj.weight", {8, 8}},
-                            {l + "self_attn.k_proj.weight", {4, 8}},
-                            {l + "self_attn.v_proj.weight", {4, 8}},
-                            {l + "self_attn.o_proj.weight", {8, 8}},
-                            {l + "post_attention_layernorm.weight", {8}},
-                            {l + "mlp.gate_proj.weight", {16, 8}},
-                            {l + "mlp.up_proj.weight", {16, 8}},
-                            {l + "mlp.down_proj.weight", {8, 16}},
-                            {"model.norm.weight", {8}}});
+  return {{"model.embed_tokens.weight", {13, 8}},
+          {l + "input_layernorm.weight", {8}},
+          {l + "self_attn.q_proj.weight", {8, 8}},
+          {l + "self_attn.k_proj.weight", {4, 8}},
+          {l + "self_attn.v_proj.weight", {4, 8}},
+          {l + "self_attn.o_proj.weight", {8, 8}},
+          {l + "post_attention_layernorm.weight", {8}},
+          {l + "mlp.gate_proj.weight", {16, 8}},
+          {l + "mlp.up_proj.weight", {16, 8}},
+          {l + "mlp.down_proj.weight", {8, 16}},
+          {"model.norm.weight", {8}}};
 }
+
+inline std::string tiny_llama_safetensors() { return safetensors_bytes(tiny_llama_tensor_shapes()); }
 
 }  // namespace p64::fuzz

@@ -10,6 +10,7 @@
 #include "engine/format/crc32c.h"
 #include "engine/format/gguf_writer.h"
 #include "engine/format/p64_format.h"
+#include "fuzz/fuzz_samples.h"
 #include "engine/format/p64_reader.h"
 #include "engine/format/p64_writer.h"
 #include "engine/p64_test_model.h"
@@ -187,21 +188,10 @@ void write_hf(const fs::path& dir, const HfSpec& s) {
               R"("pre_tokenizer":{"type":"ByteLevel","add_prefix_space":false,"trim_offsets":true,"use_regex":true},)"
               R"("model":{"type":"BPE","dropout":null,"unk_token":null,"vocab":{"h":0,"e":1,"l":2,"o":3,"Ġ":4,"w":5,)"
               R"("he":6,"ll":7,"hell":8,"hello":9,"Ġw":10},"merges":["h e","l l","he ll","hell o","Ġ w"]}})");
-  const std::string l = "model.layers.0.";
   const std::string poison_tensor = s.poison_tensor;
   const float poison = s.poison;
   write_bytes(dir / "model.safetensors",
-              safetensors({{"model.embed_tokens.weight", {13, 8}},
-                           {l + "input_layernorm.weight", {8}},
-                           {l + "self_attn.q_proj.weight", {8, 8}},
-                           {l + "self_attn.k_proj.weight", {4, 8}},
-                           {l + "self_attn.v_proj.weight", {4, 8}},
-                           {l + "self_attn.o_proj.weight", {8, 8}},
-                           {l + "post_attention_layernorm.weight", {8}},
-                           {l + "mlp.gate_proj.weight", {16, 8}},
-                           {l + "mlp.up_proj.weight", {16, 8}},
-                           {l + "mlp.down_proj.weight", {8, 16}},
-                           {"model.norm.weight", {8}}},
+              safetensors(fuzz::tiny_llama_tensor_shapes(),
                           [&](const std::string& name, uint64_t i) {
                             if (name == poison_tensor && i == 0) return poison;
                             return weight(i + name.size() * 1000, name.find("norm") != std::string::npos);
