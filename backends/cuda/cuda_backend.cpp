@@ -69,9 +69,11 @@ struct Switches {
   bool gemv_tiles = true;  // gemv_layout=tiles
   int gemv_split = 0;       // rows per block of the block-split GEMV; 0: a warp owns whole rows
   bool swiglu_quant = false;  // the gate/up GEMV quantizes the down projection's input itself
+  bool gemv_prologue = false;  // each GEMV normalizes and quantizes its own input
   std::string kv_type = "auto";
   bool batched_prefill = true;  // prefill: batched | stepwise
   int prefill_chunk = 512;
+  int prefill_batch_min = 1;  // shorter prompts go token by token through the decode step's graph
   bool prefill_splitk = false;
   int prefill_attn_group = 1;
 };
@@ -138,6 +140,11 @@ const std::vector<SwitchInfo>& switch_table() {
       {"swiglu_quant", "the fused gate/up GEMV's SwiGLU epilogue writes the down projection's int16 input (blocks "
                        "of 32 rows, 16 warps) instead of a separate quantization kernel: one launch fewer per layer",
        "0", "0|1", "opt-in"},
+      {"gemv_prologue", "each GEMV block makes its own int16 input in shared memory from the fp32 vector: "
+                        "RMSNorm before q/k/v, gate/up and the logits, the plain quantization before down "
+                        "(gemv_prologue.cuh); no rms_attn, rms_ffn, ffn_quant, rms_final launches. Needs int16 "
+                        "activations on integer paths, gemv_rows=2, gemv_regs=cap, no fuse_norm/swiglu_quant; "
+                        "otherwise the separate kernels run", "0", "0|1", "opt-in"},
       {"kv_type", "KV cache element type; auto = f32 for F32 models, f16 otherwise", "auto", "auto|f16|f32",
        "default"},
       {"prefill", "batched: the prompt as T-token matrices on tensor cores (GEMMs dequantizing weight tiles to "
@@ -145,6 +152,9 @@ const std::vector<SwitchInfo>& switch_table() {
                   "step", "batched", "batched|stepwise", "default"},
       {"prefill_chunk", "tokens per batched-prefill pass (longer prompts run in chunks of this many)", "512",
        "64|128|256|512|1024|2048", "default"},
+      {"prefill_batch_min", "prompts shorter than this many tokens skip the batched prefill and go token by "
+                            "token through the decode step's graph (the batched pass has a fixed cost of several "
+                            "decode steps); 1: every prompt batched", "1", "1..64", "opt-in"},
       {"prefill_splitk", "batched prefill: GEMMs whose output tiles leave SMs idle (q/k/v, o, down at 512 tokens) "
                          "split their k-tiles and add the partial sums in a second pass", "0", "0|1", "opt-in"},
       {"prefill_attn_group", "batched prefill attention: cached positions per online-softmax update (4: the dot "
@@ -210,6 +220,7 @@ Switches parse_switches(const BackendOptions& o) {
     s.gemv_tiles = it->second == "tiles";
   }
   s.swiglu_quant = o.get_bool("swiglu_quant", s.swiglu_quant);
+  s.gemv_prologue = o.get_bool("gemv_prologue", s.gemv_prologue);
   s.gemv_split = o.get_int("gemv_split", s.gemv_split);
   if (s.gemv_split != 0 && s.gemv_split != 2 && s.gemv_split != 4)
     throw Error("CUDA backend: gemv_split must be 0, 2 or 4 (got " + std::to_string(s.gemv_split) + ")");
@@ -232,6 +243,9 @@ Switches parse_switches(const BackendOptions& o) {
   s.prefill_chunk = o.get_int("prefill_chunk", s.prefill_chunk);
   if (s.prefill_chunk < 1 || s.prefill_chunk > 4096)
     throw Error("CUDA backend: prefill_chunk must be in [1, 4096] (got " + std::to_string(s.prefill_chunk) + ")");
+  s.prefill_batch_min = o.get_int("prefill_batch_min", s.prefill_batch_min);
+  if (s.prefill_batch_min < 1 || s.prefill_batch_min > 64)
+    throw Error("CUDA backend: prefill_batch_min must be in [1, 64] (got " + std::to_string(s.prefill_batch_min) + ")");
   s.prefill_splitk = o.get_bool("prefill_splitk", s.prefill_splitk);
   s.prefill_attn_group = o.get_int("prefill_attn_group", s.prefill_attn_group);
   if (s.prefill_attn_group != 1 && s.prefill_attn_group != 4)
@@ -307,6 +321,7 @@ class CudaBackend final : public Backend {
   DevMatrix upload_matrix(const TensorView& t, uint8_t*& cursor);
   uint32_t tiled_dtype(const TensorView& t) const;
   int32_t step(int32_t token, int32_t pos);
+  void capture_step_graph();
   void enqueue_step();
   void emit_spans();
 
@@ -331,11 +346,12 @@ class CudaBackend final : public Backend {
     }
   }
   void gemv(const DevMatrix* mats[], float* outs[], int count, GemvMode mode, const float* xf, const ActBuffers& in,
-            int64_t n, const GemvFusion& fuse = {}, const GemvRope& rope = {});
+            int64_t n, const GemvFusion& fuse = {}, const GemvRope& rope = {}, const GemvPrologue& pro = {});
   // The matrices the step's next GEMV reads: what a GEMV prefetches into L2 (l2_prefetch).
   void prefetch_next(std::initializer_list<const DevMatrix*> next);
   L2Prefetch next_prefetch_{};
   bool can_fuse_norm() const;
+  bool can_use_prologue() const;
 
   int device_ = -1;
   cudaStream_t stream_ = nullptr;
@@ -361,6 +377,7 @@ class CudaBackend final : public Backend {
   float* d_ssq_attn_ = nullptr;  // fuse_norm: partial sums of squares of the residual, per 32
   float* d_ssq_ffn_ = nullptr;
   bool fuse_norm_ = false;
+  bool prologue_ = false;  // gemv_prologue where the model and the other switches allow it
   float* d_qkv_ = nullptr;
   float* d_hidden_ = nullptr;
   float* d_hidden2_ = nullptr;
@@ -568,6 +585,7 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   act_.xd = static_cast<float*>(alloc(wide / 32 * sizeof(float), "activation scales"));
   act_.xs = static_cast<float*>(alloc(wide / 16 * sizeof(float), "activation sums"));
   fuse_norm_ = sw_.fuse_norm && can_fuse_norm();
+  prologue_ = sw_.gemv_prologue && can_use_prologue();
   if (fuse_norm_ || sw_.swiglu_quant) {
     act_alt_.xf = static_cast<float*>(alloc(wide * sizeof(float), "activations (second)"));
     act_alt_.xq = alloc(wide * sizeof(int16_t), "integer activations (second)");
@@ -598,6 +616,8 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   host_logits_.assign(hp.n_vocab, 0.f);
   host_logits_valid_ = false;
   if (sw_.batched_prefill) load_batched_prefill();
+  // Captured here, so the first token does not pay for the capture and the kernels' first load.
+  if (sw_.graphs) capture_step_graph();
   P64_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
@@ -642,6 +662,20 @@ bool CudaBackend::can_fuse_norm() const {
   return true;
 }
 
+// gemv_prologue needs every GEMV that follows a norm or the FFN quantization on the int16
+// path at 2 rows per warp under the register cap (the kernel instances it has), and widths its
+// shared memory holds.
+bool CudaBackend::can_use_prologue() const {
+  const HParams& hp = hp_;
+  if (sw_.act_bits != 16 || fuse_norm_ || sw_.swiglu_quant || sw_.gemv_rows != 2 || !sw_.gemv_reg_cap) return false;
+  if (hp.n_embd % 32 || hp.n_ff % 32 || hp.n_embd > kGemvPrologueMaxN || hp.n_ff > kGemvPrologueMaxN) return false;
+  auto ok = [](const DevMatrix& m) { return gemv_has_int_path(m.dtype, m.n); };
+  if (!ok(output_)) return false;
+  for (const DevLayer& L : layers_)
+    if (!ok(L.wq) || !ok(L.wk) || !ok(L.wv) || !ok(L.gate) || !ok(L.up) || !ok(L.down)) return false;
+  return true;
+}
+
 void CudaBackend::prefetch_next(std::initializer_list<const DevMatrix*> next) {
   next_prefetch_ = L2Prefetch{};
   if (!sw_.l2_prefetch) return;
@@ -657,7 +691,8 @@ void CudaBackend::prefetch_next(std::initializer_list<const DevMatrix*> next) {
 }
 
 void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMode mode, const float* xf,
-                       const ActBuffers& in, int64_t n, const GemvFusion& fuse, const GemvRope& rope) {
+                       const ActBuffers& in, int64_t n, const GemvFusion& fuse, const GemvRope& rope,
+                       const GemvPrologue& pro) {
   GemvLaunch g;
   g.nseg = count;
   g.dtype = mats[0]->dtype;
@@ -679,6 +714,7 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.fill_blocks = int64_t(sw_.gemv_fill) * multiprocessors_;
   g.rope = rope;
   g.split_rows = sw_.gemv_split;
+  g.prologue = pro;
   launch_gemv(g, stream_);
 }
 
@@ -711,11 +747,16 @@ void CudaBackend::enqueue_step() {
   op("embed", OpGroup::Other, -1,
      [&] { launch_embed(embd_.dtype, embd_.d, embd_.rows, embd_.n, embd_.nb, d_state_, d_x_, stream_); });
   const bool rope_in_qkv = sw_.qkv_rope && sw_.gemv_rows >= 2;
+  // gemv_prologue: the GEMVs after a norm (and down) make their own input from these vectors
+  const bool pro = prologue_;
+  auto own_input = [&](const float* x, const float* norm) {
+    return pro ? GemvPrologue{x, norm, hp.rms_eps} : GemvPrologue{};
+  };
   for (uint32_t li = 0; li < hp.n_layer; ++li) {
     const DevLayer& L = layers_[li];
     const int l = int(li);
     const bool last = li + 1 == hp.n_layer;
-    if (!fused || li == 0)
+    if (!pro && (!fused || li == 0))
       op("rms_attn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.attn_norm, hp.rms_eps, E, act_, stream_, sw_.rms_batched); });
     op("qkv", OpGroup::Attn, l, [&] {
       const DevMatrix* m[3] = {&L.wq, &L.wk, &L.wv};
@@ -732,7 +773,7 @@ void CudaBackend::enqueue_step() {
       while (i < 3) {
         int j = i + 1;
         while (sw_.qkv_fused && j < 3 && m[j]->dtype == m[i]->dtype) ++j;
-        gemv(m + i, o + i, j - i, GemvMode::Store, normed.xf, normed, E, f, r);
+        gemv(m + i, o + i, j - i, GemvMode::Store, normed.xf, normed, E, f, r, own_input(d_x_, L.attn_norm));
         i = j;
       }
     });
@@ -777,7 +818,7 @@ void CudaBackend::enqueue_step() {
       }
       gemv(m, o, 1, GemvMode::AddTo, act_.xf, act_, Q);
     });
-    if (!fused)
+    if (!fused && !pro)
       op("rms_ffn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.ffn_norm, hp.rms_eps, E, act_, stream_, sw_.rms_batched); });
     const bool fuse = sw_.fused_gate_up && L.gate.dtype == L.up.dtype;
     const bool down_int = int_path(L.down);
@@ -798,18 +839,18 @@ void CudaBackend::enqueue_step() {
         f.out = act_alt_;
         gemv(m, o, 2, GemvMode::SwiGLU, act_.xf, act_, E, f);
       } else if (fuse) {
-        gemv(m, o, 2, GemvMode::SwiGLU, act_.xf, act_, E);
+        gemv(m, o, 2, GemvMode::SwiGLU, act_.xf, act_, E, {}, {}, own_input(d_x_, L.ffn_norm));
       } else {
         if (L.gate.dtype == L.up.dtype) {
-          gemv(m, o, 2, GemvMode::Store, act_.xf, act_, E);
+          gemv(m, o, 2, GemvMode::Store, act_.xf, act_, E, {}, {}, own_input(d_x_, L.ffn_norm));
         } else {
-          gemv(m, o, 1, GemvMode::Store, act_.xf, act_, E);
-          gemv(m + 1, o + 1, 1, GemvMode::Store, act_.xf, act_, E);
+          gemv(m, o, 1, GemvMode::Store, act_.xf, act_, E, {}, {}, own_input(d_x_, L.ffn_norm));
+          gemv(m + 1, o + 1, 1, GemvMode::Store, act_.xf, act_, E, {}, {}, own_input(d_x_, L.ffn_norm));
         }
         launch_swiglu(d_hidden_, d_hidden2_, d_hidden_, F, stream_);
       }
     });
-    if (down_int && !fused && !swiglu_quant)
+    if (down_int && !fused && !swiglu_quant && !pro)
       op("ffn_quant", OpGroup::Ffn, l, [&] { launch_rmsnorm_quant(d_hidden_, nullptr, 0.f, F, act_, stream_); });
     op("down", OpGroup::Ffn, l, [&] {
       const DevMatrix* m[1] = {&L.down};
@@ -822,16 +863,17 @@ void CudaBackend::enqueue_step() {
         return;
       }
       if (swiglu_quant) return gemv(m, o, 1, GemvMode::AddTo, act_alt_.xf, act_alt_, F);
-      gemv(m, o, 1, GemvMode::AddTo, down_int ? act_.xf : d_hidden_, act_, F);
+      gemv(m, o, 1, GemvMode::AddTo, down_int ? act_.xf : d_hidden_, act_, F, {}, {}, own_input(d_hidden_, nullptr));
     });
   }
-  if (!fused)
+  if (!fused && !pro)
     op("rms_final", OpGroup::Rms, -1,
        [&] { launch_rmsnorm_quant(d_x_, output_norm_, hp.rms_eps, E, act_, stream_, sw_.rms_batched); });
   op("logits", OpGroup::Logits, -1, [&] {
     const DevMatrix* m[1] = {&output_};
     float* o[1] = {d_logits_};
-    gemv(m, o, 1, GemvMode::Store, normed.xf, normed, E, fused ? normed_input(d_ssq_attn_) : GemvFusion{});
+    gemv(m, o, 1, GemvMode::Store, normed.xf, normed, E, fused ? normed_input(d_ssq_attn_) : GemvFusion{}, {},
+         own_input(d_x_, output_norm_));
   });
   op("argmax", OpGroup::Sample, -1, [&] { launch_argmax(d_logits_, hp.n_vocab, d_state_, stream_, sw_.argmax_batch); });
 }
@@ -850,24 +892,7 @@ int32_t CudaBackend::step(int32_t token, int32_t pos) {
   step_pos_ = pos;
   timing_ = sink_ != nullptr;
   if (sw_.graphs && !timing_) {
-    if (!graph_exec_) {
-      P64_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-      try {
-        // The copies read/write the pinned StepState at replay time, so each replay sees the
-        // token and position written just before it.
-        P64_CUDA_CHECK(cudaMemcpyAsync(d_state_, h_state_, 2 * sizeof(int32_t), cudaMemcpyHostToDevice, stream_));
-        enqueue_step();
-        P64_CUDA_CHECK(cudaMemcpyAsync(&h_state_->argmax, &d_state_->argmax, sizeof(int32_t), cudaMemcpyDeviceToHost,
-                                       stream_));
-      } catch (...) {
-        cudaGraph_t g = nullptr;
-        cudaStreamEndCapture(stream_, &g);
-        if (g) cudaGraphDestroy(g);
-        throw;
-      }
-      P64_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph_));
-      P64_CUDA_CHECK(cudaGraphInstantiate(&graph_exec_, graph_, 0));
-    }
+    if (!graph_exec_) capture_step_graph();
     P64_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_));
   } else {
     P64_CUDA_CHECK(cudaMemcpyAsync(d_state_, h_state_, 2 * sizeof(int32_t), cudaMemcpyHostToDevice, stream_));
@@ -883,6 +908,29 @@ int32_t CudaBackend::step(int32_t token, int32_t pos) {
   P64_CUDA_CHECK(cudaStreamSynchronize(stream_));  // kernel faults surface here as DeviceError
   if (timing_) emit_spans();
   return h_state_->argmax;
+}
+
+// The decode step as a CUDA graph, instantiated and uploaded, so its first replay costs what
+// every other does.
+void CudaBackend::capture_step_graph() {
+  timing_ = false;  // no timeline events inside the graph
+  P64_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+  try {
+    // The copies read/write the pinned StepState at replay time, so each replay sees the
+    // token and position written just before it.
+    P64_CUDA_CHECK(cudaMemcpyAsync(d_state_, h_state_, 2 * sizeof(int32_t), cudaMemcpyHostToDevice, stream_));
+    enqueue_step();
+    P64_CUDA_CHECK(
+        cudaMemcpyAsync(&h_state_->argmax, &d_state_->argmax, sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
+  } catch (...) {
+    cudaGraph_t g = nullptr;
+    cudaStreamEndCapture(stream_, &g);
+    if (g) cudaGraphDestroy(g);
+    throw;
+  }
+  P64_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph_));
+  P64_CUDA_CHECK(cudaGraphInstantiate(&graph_exec_, graph_, 0));
+  P64_CUDA_CHECK(cudaGraphUpload(graph_exec_, stream_));
 }
 
 void CudaBackend::emit_spans() {
@@ -904,7 +952,7 @@ void CudaBackend::emit_spans() {
 
 int32_t CudaBackend::prefill(std::span<const int32_t> tokens, int32_t pos) {
   if (tokens.empty()) throw Error("CUDA backend: prefill of zero tokens");
-  if (batched_) return prefill_batched(tokens, pos);
+  if (batched_ && tokens.size() >= size_t(sw_.prefill_batch_min)) return prefill_batched(tokens, pos);
   // prefill=stepwise: token by token through the decode step (graph replays).
   prefill_step_ = true;
   int32_t id = 0;

@@ -8,6 +8,7 @@
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/gemv_common.cuh"
+#include "backends/cuda/gemv_prologue.cuh"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/quantize_act.cuh"
@@ -64,9 +65,11 @@ __device__ __forceinline__ void quantize_output(const GemvFusion& f, int64_t e, 
 
 // One warp's R rows (with SwiGLU, R gate rows and their R up rows) from row0; returns the
 // values written (lane i holds row i's). `first`: the block's first pass, which waits for the
-// previous kernel once its first weights are in flight.
-template <class P, int R, int MODE, int IF>
-__device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool first, float res[R]) {
+// previous kernel once its first weights are in flight. PRO: the block (one pass of W warps)
+// then makes its input in `smem` (gemv_prologue.cuh) and reads it from there.
+template <class P, int R, int MODE, int IF, bool PRO = false, int W = kWarps>
+__device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool first, float res[R],
+                                          unsigned char* smem = nullptr) {
   constexpr int NR = MODE == 2 ? 2 * R : R;
   constexpr int kUnitsInFlight = IF < P::kInFlight ? IF : P::kInFlight;
   const int lane = threadIdx.x & 31;
@@ -74,6 +77,7 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
   for (int i = 0; i < R; ++i) res[i] = 0.f;
   if (row0 >= a.total_rows) {  // block 0 always has rows, so the grid still waits (launch.cuh)
     if (first) dependency_wait();
+    if constexpr (PRO) gemv_prologue_input<W * 32>(a.pro, a.n, smem);
     return;
   }
 
@@ -102,6 +106,8 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
   // is in flight while the previous kernel finishes.
   load_weights(lane);
   if (first) dependency_wait();
+  ActRef act = a.act;
+  if constexpr (PRO) act = gemv_prologue_input<W * 32>(a.pro, a.n, smem);
   for (int64_t base = lane; base < units;) {
     // one unit's activations at a time (L1 hits): registers go to weights in flight instead
 #pragma unroll
@@ -109,7 +115,7 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
       const int64_t u = base + 32 * k;
       if (u < units) {
         typename P::X x;
-        P::load_x(x, a.act, a.n, u);
+        P::load_x(x, act, a.n, u);
 #pragma unroll
         for (int i = 0; i < NR; ++i)
           if (valid[i % R]) acc[i] += P::dot(raw[k][i], x, u);
@@ -139,8 +145,9 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
 
 // MINB > 1 caps the registers so that MINB blocks fit on a multiprocessor (gemv_regs=cap):
 // more warps in flight per SM at the price of a few rematerialized addresses.
-template <class P, int R, int MODE, bool QOUT, int MINB, int IF>
+template <class P, int R, int MODE, bool QOUT, int MINB, int IF, bool PRO>
 __global__ void __launch_bounds__(warps_per_block<R, QOUT>() * 32, MINB) gemv_kernel(const GemvArgs a) {
+  extern __shared__ __align__(16) unsigned char prologue_smem[];
   constexpr int W = warps_per_block<R, QOUT>();
   constexpr int kPasses = passes_per_block<R, QOUT>();
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
@@ -148,7 +155,7 @@ __global__ void __launch_bounds__(warps_per_block<R, QOUT>() * 32, MINB) gemv_ke
   float res[R];
   if constexpr (!QOUT) {
     const int64_t row0 = (int64_t(blockIdx.x) * W + warp) * R;
-    warp_rows<P, R, MODE, IF>(a, row0, true, res);
+    warp_rows<P, R, MODE, IF, PRO, W>(a, row0, true, res, prologue_smem);
     if constexpr (MODE == 0 && R % 2 == 0) {
       if (a.rope.inv_freq) rope_epilogue<R>(a, row0, res);
     }
@@ -166,16 +173,17 @@ __global__ void __launch_bounds__(warps_per_block<R, QOUT>() * 32, MINB) gemv_ke
     if (warp == 0) quantize_output(a.fuse, int64_t(blockIdx.x) * 32 + lane, a.total_rows, s_out[lane]);
   }
 }
-template <class P, int R, int MODE, bool QOUT, int MINB = 1>
+template <class P, int R, int MODE, bool QOUT, int MINB = 1, bool PRO = false>
 void launch_blocks(const GemvArgs& a, cudaStream_t stream) {
   constexpr int W = warps_per_block<R, QOUT>();
   const int64_t rows_per_block = int64_t(W) * R * passes_per_block<R, QOUT>();
   const int64_t blocks = (a.total_rows + rows_per_block - 1) / rows_per_block;
+  const size_t smem = PRO ? size_t(gemv_prologue_bytes(a.n)) : 0;
   if (a.in_flight == 1 || P::kInFlight == 1)
-    return launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB, 1>, dim3(unsigned(blocks)), dim3(W * 32),
-                         0, stream, a);
-  launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB, 2>, dim3(unsigned(blocks)), dim3(W * 32), 0, stream,
-                a);
+    return launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB, 1, PRO>, dim3(unsigned(blocks)),
+                         dim3(W * 32), smem, stream, a);
+  launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB, 2, PRO>, dim3(unsigned(blocks)), dim3(W * 32), smem,
+                stream, a);
 }
 
 template <class P, int R, int MODE>
@@ -189,6 +197,13 @@ void launch_one(const GemvArgs& a, cudaStream_t stream) {
     }
   }
   if (a.fuse.quantize_out) throw Error("CUDA backend: output quantization needs an integer GEMV path");
+  if (a.pro.x) {
+    // launch_gemv admits the prologue only here: integer path, 2 rows per warp, capped registers
+    if constexpr (!kFloatPath<P> && R == 2) {
+      if (a.cap_registers) return launch_blocks<P, R, MODE, false, P64_CUDA_GEMV_MIN_BLOCKS, true>(a, stream);
+    }
+    throw Error("CUDA backend: the GEMV prologue needs the int16 path, 2 rows per warp and gemv_regs=cap");
+  }
   // Measured on the H200 (docs/cuda-backend.md): 4 blocks of 4 warps fit without spilling up
   // to 2 rows per warp; 4 rows per warp and the float path spill under that cap.
   if constexpr (!kFloatPath<P> && R <= 2) {
@@ -272,6 +287,12 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   a.cap_registers = g.cap_registers;
   a.in_flight = g.units_in_flight;
   a.rope = g.rope;
+  a.pro = g.prologue;
+  if (g.prologue.x && (g.act_bits != 16 || !gemv_has_int_path(g.dtype, g.n) || g.n % 32 != 0 ||
+                       g.n > kGemvPrologueMaxN || g.fuse.quantize_out || g.fuse.in_ssq || g.rows_per_warp != 2 ||
+                       !g.cap_registers))
+    throw Error("CUDA backend: the GEMV prologue needs int16 activations on an integer path, n % 32 == 0, n <= " +
+                std::to_string(kGemvPrologueMaxN) + ", no fuse_norm, 2 rows per warp and gemv_regs=cap");
   if (g.rope.inv_freq && (g.mode != GemvMode::Store || g.rows_per_warp < 2 || g.fuse.quantize_out ||
                           g.rope.head_dim % 2 != 0))
     throw Error("CUDA backend: the rope epilogue needs a Store GEMV of 2 or 4 rows per warp and an even head_dim");
@@ -280,13 +301,13 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   if (g.fuse.quantize_out && (a.total_rows % 32 != 0 || (g.mode != GemvMode::AddTo && g.mode != GemvMode::SwiGLU) ||
                               (g.mode == GemvMode::AddTo && g.nseg != 1)))
     throw Error("CUDA backend: output quantization needs one AddTo/SwiGLU output of a multiple of 32 rows");
-  if (g.split_rows > 0 && g.act_bits == 16 && gemv_has_int_path(g.dtype, g.n) &&
+  if (g.split_rows > 0 && !g.prologue.x && g.act_bits == 16 && gemv_has_int_path(g.dtype, g.n) &&
       launch_gemv_split(a, g.dtype, g.mode, g.split_rows, stream))
     return;
   // gemv_fill: a matrix with few rows (o and down on the 3B: 3072) leaves block slots empty at
   // rows_per_warp; fewer rows per warp give it more blocks. The rope epilogue needs pairs.
   int r = g.rows_per_warp;
-  while (r > (g.rope.inv_freq ? 2 : 1) && a.total_rows / (int64_t(kWarps) * r) < g.fill_blocks) r /= 2;
+  while (!g.prologue.x && r > (g.rope.inv_freq ? 2 : 1) && a.total_rows / (int64_t(kWarps) * r) < g.fill_blocks) r /= 2;
   if (g.act_bits == 16 && gemv_has_int_path(g.dtype, g.n)) {
     switch (g.dtype) {
       case kQ4_K: return launch_rows<Dp2a<kQ4_K>>(a, g.mode, r, stream);

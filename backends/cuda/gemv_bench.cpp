@@ -79,11 +79,13 @@ uint32_t device_dtype(DType aos, const std::string& layout, int64_t n) {
 
 struct Variant {
   std::string layout;
-  int rows_per_warp, in_flight, split_rows;
+  int rows_per_warp, in_flight, split_rows, prologue;
 };
 
 GemvBenchRow time_one(const OpShape& s, DType aos, const Variant& v, const GemvBenchRequest& req, size_t l2_bytes) {
   const std::string& layout = v.layout;
+  // the prologue kernels exist at 2 rows per warp, without the block split
+  if (v.prologue && (v.rows_per_warp != 2 || v.split_rows)) return {};
   const int64_t mats = s.mode == GemvMode::SwiGLU ? 2 : 1;
   // SwiGLU's gate and up are two tensors (SoA and tiled field arrays are sized per tensor)
   std::vector<uint8_t> host;
@@ -105,8 +107,10 @@ GemvBenchRow time_one(const OpShape& s, DType aos, const Variant& v, const GemvB
   std::normal_distribution<float> nd(0.f, 1.f);
   for (auto& v : x) v = nd(rng);
   DeviceBuffer x_in(x.size() * 4), xf(x.size() * 4), xq(x.size() * 2), xd(x.size() / 8 + 64), xs(x.size() / 4 + 64);
-  DeviceBuffer out(size_t(s.rows) * 4), out2(size_t(s.rows) * 4);
+  DeviceBuffer out(size_t(s.rows) * 4), out2(size_t(s.rows) * 4), norm(x.size() * 4);
   P64_CUDA_CHECK(cudaMemcpy(x_in.get(), x.data(), x.size() * 4, cudaMemcpyHostToDevice));
+  for (auto& v : x) v = 1.f + 0.1f * nd(rng);
+  P64_CUDA_CHECK(cudaMemcpy(norm.get(), x.data(), x.size() * 4, cudaMemcpyHostToDevice));
   const ActBuffers act{xf.get<float>(), xq.get(), xd.get<float>(), xs.get<float>(), 16};
   launch_rmsnorm_quant(x_in.get<float>(), nullptr, 0.f, s.n, act, nullptr);
 
@@ -123,6 +127,7 @@ GemvBenchRow time_one(const OpShape& s, DType aos, const Variant& v, const GemvB
   g.cap_registers = true;
   g.units_in_flight = v.in_flight ? v.in_flight : aos == DType::Q8_0 ? 2 : 1;  // 0: the backend's auto
   g.split_rows = v.split_rows;
+  if (v.prologue) g.prologue = GemvPrologue{x_in.get<float>(), norm.get<float>(), 1e-5f};
   const int64_t nb = s.rows * s.n / dtype_info(aos)->block_elems;
   cudaStream_t stream;
   P64_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -159,6 +164,7 @@ GemvBenchRow time_one(const OpShape& s, DType aos, const Variant& v, const GemvB
   row.rows_per_warp = g.rows_per_warp;
   row.in_flight = g.units_in_flight;
   row.split_rows = g.split_rows;
+  row.prologue = v.prologue;
   row.rows = s.rows * mats;
   row.n = s.n;
   row.bytes = host.size();
@@ -178,6 +184,8 @@ std::vector<GemvBenchRow> run_gemv_bench(const GemvBenchRequest& req) {
     if (r != 1 && r != 2 && r != 4) throw Error("bench-gemv: rows per warp must be 1, 2 or 4 (got " + std::to_string(r) + ")");
   for (int r : req.split_rows)
     if (r != 0 && r != 2 && r != 4) throw Error("bench-gemv: split rows must be 0, 2 or 4 (got " + std::to_string(r) + ")");
+  for (int p : req.prologue)
+    if (p != 0 && p != 1) throw Error("bench-gemv: prologue must be 0 or 1 (got " + std::to_string(p) + ")");
   for (int f : req.in_flight)
     if (f < 0 || f > 2) throw Error("bench-gemv: units in flight must be 0 (auto), 1 or 2 (got " + std::to_string(f) + ")");
   int l2 = 0;
@@ -196,10 +204,11 @@ std::vector<GemvBenchRow> run_gemv_bench(const GemvBenchRequest& req) {
       for (const std::string& layout : req.layouts)
         for (int rpw : req.rows_per_warp)
           for (int inf : req.in_flight)
-            for (int split : req.split_rows) {
-              GemvBenchRow r = time_one(s, *aos, Variant{layout, rpw, inf, split}, req, size_t(l2));
-              if (r.bytes) rows.push_back(std::move(r));
-            }
+            for (int split : req.split_rows)
+              for (int pro : req.prologue) {
+                GemvBenchRow r = time_one(s, *aos, Variant{layout, rpw, inf, split, pro}, req, size_t(l2));
+                if (r.bytes) rows.push_back(std::move(r));
+              }
     }
   return rows;
 }

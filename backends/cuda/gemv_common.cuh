@@ -17,6 +17,7 @@ struct GemvArgs {
   GemvFusion fuse;
   L2Prefetch prefetch;
   GemvRope rope;
+  GemvPrologue pro;
   bool cap_registers;  // host side only: picks the kernel instance
   int in_flight;       // host side only: units per lane in flight (1 or 2), picks the instance
 };

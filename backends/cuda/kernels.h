@@ -68,6 +68,16 @@ struct L2Prefetch {
   uint64_t bytes[3] = {0, 0, 0};
   int count = 0;
 };
+// The GEMV's own input (the gemv_prologue switch): with `x` set, every block turns x (scaled by
+// rsqrt(mean(x^2) + eps) * norm where `norm` is given) into the int16 form in shared memory and
+// reads that instead of xq/xd/xs, so no norm or quantization kernel runs before the GEMV.
+// Integer paths at 2 rows per warp under gemv_regs=cap, n % 32 == 0, n <= kGemvPrologueMaxN.
+struct GemvPrologue {
+  const float* x = nullptr;  // null: no prologue
+  const float* norm = nullptr;
+  float eps = 0.f;
+};
+constexpr int64_t kGemvPrologueMaxN = 16384;  // its shared memory stays under the 48 KiB default
 struct GemvLaunch {
   GemvSegment seg[3];
   int nseg = 1;
@@ -91,6 +101,7 @@ struct GemvLaunch {
   // SoA and tiled integer forms without fusions; 0: a warp owns whole rows
   int split_rows = 0;
   GemvRope rope;               // Store mode, 2 or 4 rows per warp
+  GemvPrologue prologue;
 };
 // True when the integer-activation paths exist for this dtype and row length.
 bool gemv_has_int_path(uint32_t dtype, int64_t n);

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The issue-22 table from a tiles-round.sh table: per model, llama.cpp tg128 (best of fa 0/1),
+"""The issue-22 table from a decode-round.sh table: per model, llama.cpp tg128 (best of fa 0/1),
 p64 tg128 (one variant's row), their ratio and p64's share of the read roofline measured in the
 same call. Usage: summary-table.py TABLE.txt [VARIANT]  (VARIANT: the decode row's name; default
 the first one found)."""

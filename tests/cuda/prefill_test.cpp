@@ -1,8 +1,9 @@
 // The batched prefill (prefill=batched) against the CPU reference backend and against the
 // CUDA backend's own token-by-token prefill (prefill=stepwise): the next-token argmax and the
 // last token's logits for prompts of 1, 7, 64 and 300 tokens (300 also in chunks of 128; all
-// also with the opt-in prefill_splitk=1 prefill_attn_group=4), and decode continuing from the
-// cache each prefill leaves.
+// also with the opt-in prefill_splitk=1 prefill_attn_group=4; 1 and 7 also below
+// prefill_batch_min, through the decode graph), and decode continuing from the cache each
+// prefill leaves.
 //
 // Bounds. Quantized weights: RMS(err)/RMS(logits) <= 1e-2, the project's quality gate. F32
 // weights (stories260K): the batched path rounds weights and activations to f16 (unit
@@ -84,7 +85,7 @@ TEST(CudaPrefill, BatchedMatchesCpuOnLastTokenAndArgmax) {
     cpu->load(s.reference, options());
     const std::vector<std::map<std::string, std::string>> variants = {
         {}, {{"prefill_chunk", "128"}}, {{"prefill_splitk", "1"}, {"prefill_attn_group", "4"}},
-        {{"gemv_layout", "blocks"}}};
+        {{"gemv_layout", "blocks"}}, {{"prefill_batch_min", "8"}}};
     for (const auto& sw : variants) {
       std::string tag;
       for (const auto& [k, v] : sw) tag += " " + k + "=" + v;
@@ -92,6 +93,7 @@ TEST(CudaPrefill, BatchedMatchesCpuOnLastTokenAndArgmax) {
       gpu->load(s.model, options(sw));
       for (size_t n : {1, 7, 64, 300}) {
         if (sw.count("prefill_chunk") && n < 300) continue;  // chunking only matters past a chunk
+        if (sw.count("prefill_batch_min") && n > 7) continue;  // 1 and 7 go through the decode graph
         SCOPED_TRACE(s.name + ", " + std::to_string(n) + " tokens" + tag);
         const auto toks = random_tokens(n, vocab, 100 + n);
         const int32_t want = cpu->prefill(toks, 0);
@@ -165,6 +167,8 @@ TEST(CudaPrefill, SwitchValuesAreChecked) {
   EXPECT_THROW(gpu->load(model, options({{"prefill", "sideways"}})), Error);
   EXPECT_THROW(gpu->load(model, options({{"prefill_chunk", "0"}})), Error);
   EXPECT_THROW(gpu->load(model, options({{"prefill_attn_group", "3"}})), Error);
+  EXPECT_THROW(gpu->load(model, options({{"prefill_batch_min", "0"}})), Error);
+  EXPECT_THROW(gpu->load(model, options({{"prefill_batch_min", "65"}})), Error);
   gpu->load(model, options({{"prefill", "stepwise"}}));
   EXPECT_THROW(gpu->prefill(std::vector<int32_t>{1, 384}, 0), Error);  // 384 is past the vocabulary
   gpu->load(model, options());

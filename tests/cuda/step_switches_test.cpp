@@ -1,5 +1,6 @@
 // The decode-step switches that change how kernels are launched, fused and fed (pdl, fuse_norm,
-// gemv_regs, l2_prefetch, gemv_fill, combine_batch, rms_batched, argmax_batch, attn_early)
+// gemv_regs, l2_prefetch, gemv_fill, combine_batch, rms_batched, argmax_batch, attn_early,
+// gemv_prologue)
 // against the CPU reference, through the graph replay that decode-proxy times and through the
 // eager path the timeline uses; the timeline also shows that the fused step really drops the
 // separate norm and quantization kernels.
@@ -45,7 +46,8 @@ const std::map<std::string, std::string> kVariants[] = {
     {{"rms_batched", "1"}}, {{"rms_batched", "1"}, {"combine_batch", "1"}, {"graphs", "0"}},
     {{"argmax_batch", "16"}}, {{"argmax_batch", "16"}, {"graphs", "0"}},
     {{"attn_early", "1"}}, {{"attn_early", "1"}, {"graphs", "0"}}, {{"attn_early", "1"}, {"attn_grid", "16"}},
-    {{"attn_early", "0"}}, {{"attn_early", "0"}, {"graphs", "0"}}};
+    {{"attn_early", "0"}}, {{"attn_early", "0"}, {"graphs", "0"}},
+    {{"gemv_prologue", "1"}}, {{"gemv_prologue", "1"}, {"graphs", "0"}}, {{"gemv_prologue", "1"}, {"gemv_rows", "4"}}};
 
 std::string describe(const std::map<std::string, std::string>& sw) {
   std::string s;
@@ -85,6 +87,22 @@ TEST(CudaStepSwitches, FusedNormStepHasNoSeparateNormKernelsInside) {
     EXPECT_EQ(ops.names.count("ffn_quant"), fused ? 0u : 1u) << "fuse_norm=" << fuse;
     EXPECT_EQ(ops.names.count("rms_final"), fused ? 0u : 1u) << "fuse_norm=" << fuse;
     EXPECT_EQ(ops.names.count("rms_attn"), 1u) << "layer 0 keeps its norm kernel (fuse_norm=" << fuse << ")";
+  }
+}
+
+TEST(CudaStepSwitches, GemvPrologueStepHasNoNormOrQuantizeKernels) {
+  P64_REQUIRE_CUDA_DEVICE();
+  auto model = make_tiny_model(all_types(DType::Q4_K), 32);
+  for (const char* on : {"0", "1"}) {
+    auto gpu = make_cuda_backend();
+    gpu->load(model, with({{"gemv_prologue", on}}));
+    OpNames ops;
+    gpu->set_timeline(&ops);
+    gpu->decode_argmax(1, 0);
+    gpu->set_timeline(nullptr);
+    const size_t want = std::string(on) == "1" ? 0u : 1u;
+    for (const char* name : {"rms_attn", "rms_ffn", "ffn_quant", "rms_final"})
+      EXPECT_EQ(ops.names.count(name), want) << name << " with gemv_prologue=" << on;
   }
 }
 

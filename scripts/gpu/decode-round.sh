@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Issue 22 round on the GPU machine: the tiled decode GEMV layout (gemv_layout=tiles) against
-# the block layout and against llama.cpp on the same GGUF files, every share against this
-# call's own passport read ceiling. Correctness first (GEMV unit tests incl. the tiled forms,
-# the full CUDA suite, compare vs the CPU's exact path, compute-sanitizer), then speed.
+# An issue-22 round on the GPU machine: decode variants (switch sets) against the code defaults
+# and against llama.cpp on the same GGUF files, every share against this call's own passport
+# read ceiling. Correctness first (the full CUDA suite, compare vs the CPU's exact path,
+# compute-sanitizer), then speed, bench-gemv, the timeline and A/Bs.
 # Carry .dev/gpu (p64, p64_cuda_tests, xz'd or not) and .dev/shared; the peer comes from
 # .dev/peer/llama-bench-cuda-sm90.xz or an earlier call's /tmp/llama-bench.
-# Env: STAGES (default "tests bench speed peer quality"; also "ab"), MODELS_LIST, VARIANTS (below),
+# Env: STAGES (default "tests bench speed peer quality"; also "ab", "ttft"), MODELS_LIST, VARIANTS (below),
 # BENCH_ARGS (extra bench-gemv options), AB (switches to A/B twice against the defaults),
 # QUALITY_OPTS (the switches compare and the sanitizer run with), SUMMARY_VARIANT. The last lines
 # are the issue-22 table (scripts/gpu/summary-table.py).
@@ -70,6 +70,22 @@ if has speed; then
       >"$L/timeline-3b-${v%%=*}.txt" 2>&1
     { echo "timeline 3B Q4_K_M ${v%%=*}:"; grep -v '^timeline \[' "$L/timeline-3b-${v%%=*}.txt" | head -24; } >>"$TABLE"
   done
+fi
+# Time to first token on the 3B Q4_K_M: short prompts batched (prefill_batch_min=1) or through
+# the decode graph; and the first decode steps of a fresh load (warm-up 0) after a 512-token prompt.
+if has ttft; then
+  f="$M/llama-3.2-3b-Q4_K_M.p64"
+  for n in 1 4 8 16 32; do
+    for v in 1 ${TTFT_MIN:-33}; do
+      r=$(timeout 60 "$P64" decode-proxy "$f" --backend cuda --opt prefill_batch_min=$v --tokens 4 --prompt-tokens $n \
+        --runs 5 --warmup 1 --no-store --json 2>>"$L/ttft.err" |
+        python3 -c "import json,sys; m=json.load(sys.stdin)['ttft_ms']; print('%.2f [%.2f-%.2f]' % (m['median'], m['min'], m['max']))")
+      row "llama-3.2-3b:Q4_K_M ttft ms, prompt $n, prefill_batch_min=$v: $r"
+    done
+  done
+  r=$(timeout 60 "$P64" decode-proxy "$f" --backend cuda --tokens 2 --prompt-tokens 512 --runs 1 --warmup 0 --no-store \
+    --json 2>>"$L/ttft.err" | python3 -c "import json,sys; s=json.load(sys.stdin)['samples'][0]; print('%.1f tok/s (ttft %.1f ms)' % (s['decode_tok_s'], s['ttft_ms']))")
+  row "llama-3.2-3b:Q4_K_M first 2 decode steps of a fresh load after 512 prompt tokens: $r"
 fi
 # AB="SWITCH=VALUE ...": two interleaved A/Bs each on the 3B Q4_K_M, the code defaults against
 # the defaults plus that switch (the plan's promotion rule: two consecutive wins)
