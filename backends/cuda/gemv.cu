@@ -197,13 +197,6 @@ void launch_one(const GemvArgs& a, cudaStream_t stream) {
     }
   }
   if (a.fuse.quantize_out) throw Error("CUDA backend: output quantization needs an integer GEMV path");
-  if (a.pro.x) {
-    // launch_gemv admits the prologue only here: integer path, 2 rows per warp, capped registers
-    if constexpr (!kFloatPath<P> && R == 2) {
-      if (a.cap_registers) return launch_blocks<P, R, MODE, false, P64_CUDA_GEMV_MIN_BLOCKS, true>(a, stream);
-    }
-    throw Error("CUDA backend: the GEMV prologue needs the int16 path, 2 rows per warp and gemv_regs=cap");
-  }
   // Measured on the H200 (docs/cuda-backend.md): 4 blocks of 4 warps fit without spilling up
   // to 2 rows per warp; 4 rows per warp and the float path spill under that cap.
   if constexpr (!kFloatPath<P> && R <= 2) {
@@ -226,6 +219,38 @@ void launch_rows(const GemvArgs& a, GemvMode mode, int rows_per_warp, cudaStream
   if (rows_per_warp >= 4) return launch_mode<P, 4>(a, mode, stream);
   if (rows_per_warp == 2) return launch_mode<P, 2>(a, mode, stream);
   return launch_mode<P, 1>(a, mode, stream);
+}
+
+// gemv_prologue: the int16 readers at 2 rows per warp under the register cap (launch_gemv checks)
+template <class P>
+void launch_with_prologue(const GemvArgs& a, GemvMode mode, cudaStream_t stream) {
+  constexpr int kMinBlocks = P64_CUDA_GEMV_MIN_BLOCKS;
+  switch (mode) {
+    case GemvMode::Store: return launch_blocks<P, 2, 0, false, kMinBlocks, true>(a, stream);
+    case GemvMode::AddTo: return launch_blocks<P, 2, 1, false, kMinBlocks, true>(a, stream);
+    case GemvMode::SwiGLU: return launch_blocks<P, 2, 2, false, kMinBlocks, true>(a, stream);
+  }
+}
+
+// Calls f(ReaderTag<P>{}) with the int16-activation reader P of `dtype`; false where
+// the dtype has none.
+template <class P>
+struct ReaderTag {
+  using type = P;
+};
+template <class F>
+bool visit_int16_reader(uint32_t dtype, F&& f) {
+  switch (dtype) {
+    case kQ4_K: f(ReaderTag<Dp2a<kQ4_K>>{}); return true;
+    case kQ4_KS: f(ReaderTag<Dp2a<kQ4_KS>>{}); return true;
+    case kQ6_K: f(ReaderTag<Dp2a<kQ6_K>>{}); return true;
+    case kQ6_KS: f(ReaderTag<Dp2a<kQ6_KS>>{}); return true;
+    case kQ8_0: f(ReaderTag<Dp2a<kQ8_0>>{}); return true;
+    case kQ8_0S: f(ReaderTag<Dp2a<kQ8_0S>>{}); return true;
+    case kTiledQ4_K: f(ReaderTag<TiledQ4_K>{}); return true;
+    case kTiledQ6_K: f(ReaderTag<TiledQ6_K>{}); return true;
+  }
+  return false;
 }
 
 // The float path keeps 32 dequantized values per row in registers: more than two rows in
@@ -309,16 +334,12 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   int r = g.rows_per_warp;
   while (!g.prologue.x && r > (g.rope.inv_freq ? 2 : 1) && a.total_rows / (int64_t(kWarps) * r) < g.fill_blocks) r /= 2;
   if (g.act_bits == 16 && gemv_has_int_path(g.dtype, g.n)) {
-    switch (g.dtype) {
-      case kQ4_K: return launch_rows<Dp2a<kQ4_K>>(a, g.mode, r, stream);
-      case kQ4_KS: return launch_rows<Dp2a<kQ4_KS>>(a, g.mode, r, stream);
-      case kQ6_K: return launch_rows<Dp2a<kQ6_K>>(a, g.mode, r, stream);
-      case kQ6_KS: return launch_rows<Dp2a<kQ6_KS>>(a, g.mode, r, stream);
-      case kQ8_0: return launch_rows<Dp2a<kQ8_0>>(a, g.mode, r, stream);
-      case kQ8_0S: return launch_rows<Dp2a<kQ8_0S>>(a, g.mode, r, stream);
-      case kTiledQ4_K: return launch_rows<TiledQ4_K>(a, g.mode, r, stream);
-      case kTiledQ6_K: return launch_rows<TiledQ6_K>(a, g.mode, r, stream);
-    }
+    const bool launched = visit_int16_reader(g.dtype, [&](auto reader) {
+      using P = typename decltype(reader)::type;
+      if (g.prologue.x) launch_with_prologue<P>(a, g.mode, stream);
+      else launch_rows<P>(a, g.mode, r, stream);
+    });
+    if (launched) return;
   }
   if (g.dtype == kTiledQ4_K || g.dtype == kTiledQ6_K)
     throw Error("CUDA backend: the tiled weight forms are read on the int16 activation path only");
