@@ -92,7 +92,7 @@ fi
 if has ab; then
   for sw in ${AB:-gemv_layout=tiles}; do
     for i in 1 2; do
-      timeout 150 "$P64" ab "$M/llama-3.2-3b-Q4_K_M.p64" --a "backend=cuda" --b "backend=cuda,opt.$sw" --runs 3 \
+      timeout 150 "$P64" ab "$M/llama-3.2-3b-Q4_K_M.p64" --a "backend=cuda" --b "backend=cuda,opt.$sw" --runs 5 \
         --tokens 128 --prompt-tokens 1 --quality-tokens 16 --db "$DB" >"$L/ab_${sw/=/_}_$i.log" 2>&1
       row "ab#$i defaults + $sw: $(grep -E 'B/A' "$L/ab_${sw/=/_}_$i.log" | tr -s ' ') -> $(grep -oE 'VERDICT: [a-z]+' "$L/ab_${sw/=/_}_$i.log")"
     done

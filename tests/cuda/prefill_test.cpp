@@ -28,10 +28,13 @@ namespace {
 constexpr uint32_t kContext = 512;
 constexpr double kQuantBound = 1e-2, kF32Bound = 5e-3;
 
+// Every prompt batched unless a test says otherwise (prefill_batch_min would send the short
+// prompts through the decode graph).
 BackendOptions options(std::map<std::string, std::string> switches = {}) {
   BackendOptions o;
   o.max_context = kContext;
   o.switches = std::move(switches);
+  o.switches.emplace("prefill_batch_min", "1");
   return o;
 }
 
