@@ -89,7 +89,7 @@ void run(const ChatArgs& a) {
       const ChatSession::ContextUse use = chat.context_use();
       std::fprintf(stderr, "[%s; context %u/%u]\n", format_generate_summary(r).c_str(), use.used, use.length);
     } catch (const Error& e) {
-      std::fprintf(stderr, "p64 chat: %s (/reset starts over)\n", e.what());
+      std::fprintf(stderr, "p64 chat: %s\n", e.what());
     }
     set_generating(false);
   }

@@ -125,3 +125,16 @@ TEST(ChatCli, AFullContextDropsOldTurnsAndShowsTheMeter) {
     EXPECT_LE(std::stoi((*it)[1]), 64);
   EXPECT_EQ(meters, 4) << r.err;
 }
+
+// A message that does not fit the context even alone is refused with its size, and the chat
+// goes on: the next message is answered.
+TEST(ChatCli, AMessageLongerThanTheContextIsRefusedAndTheChatGoesOn) {
+  std::string longer;
+  for (int i = 0; i < 40; ++i) longer += "the cat sat ";
+  const test::CliRun r = test::run_p64("chat --model " + test::stories260k_p64() +
+                                           " --backend cpu --threads 1 --temp 0 --tokens 4 --ctx 64",
+                                       longer + "\nHi\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("context holds 64 positions: shorten the message"), std::string::npos) << r.err;
+  EXPECT_EQ(reused_counts(r.err).size(), 1u) << r.err;
+}
