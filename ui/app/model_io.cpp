@@ -6,8 +6,8 @@
 #include "engine/format/open_model.h"
 #include "engine/format/p64_reader.h"
 #include "engine/format/source_model.h"
-#include "engine/lab/lab_run.h"
 #include "engine/format/synth.h"
+#include "engine/lab/lab_run.h"
 
 namespace p64::ui {
 
