@@ -50,9 +50,9 @@ void run(const ChatArgs& a) {
   ChatSession chat(*s.session);
   chat.set_system(a.system);
   if (!chat.template_warning().empty()) std::fprintf(stderr, "p64 chat: %s\n", chat.template_warning().c_str());
-  std::fprintf(stderr, "p64 chat: %s, template %s, backend %s, context %u positions\n%s\n", a.decode.model.c_str(),
-               chat.chat_template().family_name(), s.session->backend().name().c_str(), s.session->context_length(),
-               kHelp);
+  std::fprintf(stderr, "p64 chat: %s, template %s, backend %s, context %u positions (when full, the oldest turns go)\n%s\n",
+               a.decode.model.c_str(), chat.chat_template().family_name(), s.session->backend().name().c_str(),
+               s.session->context_length(), kHelp);
 
   GenerateOptions o;
   o.max_tokens = a.decode.tokens;
@@ -84,9 +84,12 @@ void run(const ChatArgs& a) {
       });
       std::fputc('\n', stdout);
       std::fflush(stdout);
-      std::fprintf(stderr, "[%s]\n", format_generate_summary(r).c_str());
+      const std::string notice = context_notice(chat.last_fit());
+      if (!notice.empty()) std::fprintf(stderr, "(%s)\n", notice.c_str());
+      const ChatSession::ContextUse use = chat.context_use();
+      std::fprintf(stderr, "[%s; context %u/%u]\n", format_generate_summary(r).c_str(), use.used, use.length);
     } catch (const Error& e) {
-      std::fprintf(stderr, "p64 chat: %s (/reset starts over)\n", e.what());
+      std::fprintf(stderr, "p64 chat: %s\n", e.what());
     }
     set_generating(false);
   }

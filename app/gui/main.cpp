@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
   window.show();
   if (!cli.positionalArguments().isEmpty()) {
     const QString path = cli.positionalArguments().first();
-    QTimer::singleShot(0, &window, [&window, path] { window.open_model(path); });
+    const QString first_panel = cli.value(panel);
+    QTimer::singleShot(0, &window, [&window, path, first_panel] { window.open_model_at_start(path, first_panel); });
   } else {
     // An empty store gets the offer of a synthetic model and its first measurements.
     auto* first_start = new p64::ui::FirstStart(workbench, &window);

@@ -47,9 +47,13 @@ std::string make_temp_p64(const std::string& input) {
 }  // namespace
 
 std::shared_ptr<const Model> open_model_for_decode(const std::string& path, const std::string& tokenizer_path,
-                                                   const ProgressFn& progress, ConvertOptions::Layout layout) {
+                                                   const ProgressFn& progress, ConvertOptions::Layout layout,
+                                                   P64Contents* contents) {
   const std::string kind = detect_model_format(path);
-  if (kind == "p64") return open_p64(path, progress);
+  if (kind == "p64") {
+    if (contents) *contents = inspect_p64(path);
+    return open_p64(path, progress);
+  }
   if (kind.empty())
     throw Error(path + ": not a model this program reads (expected .p64, GGUF, a llama2.c checkpoint or a Hugging Face folder)");
   TempFile tmp{make_temp_p64(path)};
@@ -58,6 +62,10 @@ std::shared_ptr<const Model> open_model_for_decode(const std::string& path, cons
   o.layout = layout;
   convert_to_p64(path, tmp.path, o, progress);
   try {
+    if (contents) {
+      *contents = inspect_p64(tmp.path);
+      contents->path = path;
+    }
     return open_p64(tmp.path);
   } catch (const Error& e) {
     // The temporary file is gone when the user reads this; the error is about their file.

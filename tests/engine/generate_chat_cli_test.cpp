@@ -108,3 +108,33 @@ TEST(ChatCli, SystemCommandAndUnknownCommand) {
   EXPECT_NE(r.err.find("unknown command /nonsense"), std::string::npos) << r.err;
   EXPECT_EQ(reused_counts(r.err).size(), 1u) << r.err;
 }
+
+// A 64-position context with replies that run until it is full: every turn still answers, the
+// CLI says when older turns were dropped, and each summary ends with the context meter.
+TEST(ChatCli, AFullContextDropsOldTurnsAndShowsTheMeter) {
+  const test::CliRun r = test::run_p64("chat --model " + test::stories260k_p64() +
+                                           " --backend cpu --threads 1 --temp 0 --tokens 0 --ctx 64 --system \"Be kind.\"",
+                                       "Tell me a story.\nAnd then?\nWhat next?\nThe end?\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("more than the context"), std::string::npos) << r.err;
+  EXPECT_EQ(reused_counts(r.err).size(), 4u) << r.err;
+  EXPECT_NE(r.err.find("context full: dropped the"), std::string::npos) << r.err;
+  const std::regex meter(R"(; context (\d+)/64\])");
+  int meters = 0;
+  for (auto it = std::sregex_iterator(r.err.begin(), r.err.end(), meter); it != std::sregex_iterator(); ++it, ++meters)
+    EXPECT_LE(std::stoi((*it)[1]), 64);
+  EXPECT_EQ(meters, 4) << r.err;
+}
+
+// A message that does not fit the context even alone is refused with its size, and the chat
+// goes on: the next message is answered.
+TEST(ChatCli, AMessageLongerThanTheContextIsRefusedAndTheChatGoesOn) {
+  std::string longer;
+  for (int i = 0; i < 40; ++i) longer += "the cat sat ";
+  const test::CliRun r = test::run_p64("chat --model " + test::stories260k_p64() +
+                                           " --backend cpu --threads 1 --temp 0 --tokens 4 --ctx 64",
+                                       longer + "\nHi\n");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("context holds 64 positions: shorten the message"), std::string::npos) << r.err;
+  EXPECT_EQ(reused_counts(r.err).size(), 1u) << r.err;
+}

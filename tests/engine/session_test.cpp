@@ -260,6 +260,59 @@ TEST(ChatSession, SecondReplyReusesTheCacheAndMatchesAFreshChat) {
   EXPECT_EQ(chat.reply("Tell me a story.", o).tokens, first.tokens);
 }
 
+// The context policy on a 64-position context: replies run until the context is full, yet
+// every next turn runs, the oldest whole turns going first while the system prompt stays.
+TEST(ChatSession, AFullContextDropsTheOldestTurnsAndKeepsTheSystemPrompt) {
+  auto s = test::cpu_session(test::stories260k_p64(), 1, /*max_context=*/64);
+  ASSERT_EQ(s->context_length(), 64u);
+  ChatSession chat(*s);
+  chat.set_system("Be kind.");
+  const GenerateOptions o = greedy(0);  // until the end of the turn or a full context
+  int dropped = 0;
+  for (int turn = 0; turn < 6; ++turn) {
+    const std::string message = "Turn " + std::to_string(turn) + ": and then?";
+    ASSERT_NO_THROW(chat.reply(message, o)) << "turn " << turn;
+    const ChatSession::ContextUse use = chat.context_use();
+    EXPECT_EQ(use.length, 64u);
+    EXPECT_LE(use.used, 64u);
+    EXPECT_EQ(use.used, s->cached_tokens().size());
+    dropped += chat.last_fit().dropped_turns;
+    EXPECT_EQ(context_notice(chat.last_fit()).empty(), chat.last_fit().dropped_turns == 0);
+    // The newest turn is always there, the history starts with a whole turn, the system prompt stays.
+    ASSERT_GE(chat.history().size(), 2u);
+    EXPECT_EQ(chat.history()[chat.history().size() - 2].content, message);
+    EXPECT_EQ(chat.history().front().role, "user");
+    EXPECT_EQ(chat.system(), "Be kind.");
+    EXPECT_NE(chat.render_prompt("next").find("Be kind."), std::string::npos);
+  }
+  EXPECT_GT(dropped, 0);
+  EXPECT_NE(chat.history().front().content, "Turn 0: and then?");  // the oldest went first
+}
+
+TEST(ChatSession, AMessageLongerThanTheContextIsRefusedAndTheHistoryKept) {
+  auto s = test::cpu_session(test::stories260k_p64(), 1, /*max_context=*/64);
+  ChatSession chat(*s);
+  chat.reply("Hi.", greedy(4));
+  const auto history = chat.history();
+  std::string longer;
+  for (int i = 0; i < 40; ++i) longer += "the cat sat ";
+  try {
+    chat.reply(longer, greedy(4));
+    FAIL() << "a message longer than the context was run";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("64 positions"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(chat.history().size(), history.size());
+  EXPECT_EQ(chat.history().front().content, "Hi.");
+}
+
+TEST(ChatSession, ReplyRoomIsTheTokenLimitAtMostAQuarterOfTheContext) {
+  EXPECT_EQ(ChatSession::wanted_reply_room(8, 64), 8);
+  EXPECT_EQ(ChatSession::wanted_reply_room(100, 64), 16);
+  EXPECT_EQ(ChatSession::wanted_reply_room(0, 64), 16);
+  EXPECT_EQ(ChatSession::wanted_reply_room(0, 2), 1);
+}
+
 TEST(Session, SamplingPathAgreesWithGreedyAndIsSeeded) {
   auto s = test::cpu_session(test::stories260k_p64(), 2);
   const std::vector<int32_t> prompt = s->encode("Once upon a time", true);

@@ -28,7 +28,12 @@
 #include "ui/app/ab_session.h"
 #include "ui/app/workbench.h"
 #include "ui/charts/ab_chart.h"
+#include "engine/lab/plan_history.h"
+#include "engine/runtime/backend.h"
 #include "ui/models/ab_view.h"
+#include "ui/models/optimisation_model.h"
+#include "ui/models/store_snapshot.h"
+#include "ui/models/switch_choices.h"
 #include "ui/panels/ab_panel.h"
 #include "ui/ui_test_support.h"
 
@@ -67,6 +72,45 @@ class TestAbPanel : public QObject {
     const auto c = p64::LabConfig::parse(compose_config("cpu", AbPanel::with_switch("threads=1", "kv_f16", "1").toStdString()));
     QCOMPARE(c.switches.at("kv_f16"), std::string("1"));
     QCOMPARE(c.threads, 1u);
+  }
+
+  // The switch picker offers for a range switch values the backend takes, never the range text
+  // itself (the option reader read "16..4096" as 16); every offered value passes the backend's check.
+  void switch_picker_offers_only_values_the_backend_takes() {
+    const p64::SwitchInfo ubatch{"prefill_ubatch", "prefill tokens per command buffer", "512", "16..4096", "default"};
+    const QStringList v = switch_choices("vulkan", ubatch);
+    QVERIFY(!v.isEmpty());
+    QVERIFY(!v.contains("16..4096"));
+    for (const char* want : {"16", "512", "4096"}) QVERIFY2(v.contains(want), qPrintable(v.join(",")));
+    for (const QString& x : v) p64::check_switch_values("vulkan", {ubatch}, {{"prefill_ubatch", x.toStdString()}});
+    QCOMPARE(switch_choices("cpu", {"kv_f16", "", "0", "0|1", "opt-in"}), (QStringList{"0", "1"}));
+    QCOMPARE(switch_choices("cpu", {"scale", "", "1.5", "float", "opt-in"}), QStringList{"1.5"});
+  }
+
+  // The Reason column speaks words: the seed plan's section numbers and milestone tags stay in
+  // the tooltip, for every reason the imported plan history brings.
+  void optimisation_reasons_without_plan_section_numbers() {
+    QCOMPARE(plain_reason("§4.2: default product path"), QString("Default product path"));
+    QCOMPARE(plain_reason("§11: CUDA_DECODE ~0.74 tok/s; non-sticky chain (-> R2)"),
+             QString("CUDA_DECODE ~0.74 tok/s; non-sticky chain"));
+    QCOMPARE(plain_reason("registered by the cpu backend"), QString("Registered by the cpu backend"));
+    auto store = p64::Store::open(dir_.filePath("reasons.db").toStdString());
+    p64::import_plan_history_once(*store);
+    OptimisationModel model;
+    model.set_rows(load_optimisation_rows(*store));
+    QVERIFY(model.rowCount() > 0);
+    int with_section = 0;
+    const QRegularExpression tag(R"(§|\b[MR]\d+\b)");
+    for (int r = 0; r < model.rowCount(); ++r) {
+      const QString shown = model.index(r, OptimisationModel::kReason).data().toString();
+      const QString tip = model.index(r, OptimisationModel::kReason).data(Qt::ToolTipRole).toString();
+      QVERIFY2(!shown.contains(tag), qPrintable(shown));
+      if (tip.contains("§")) {
+        ++with_section;
+        QVERIFY(!shown.isEmpty());
+      }
+    }
+    QVERIFY(with_section > 0);  // the plan's numbers are still there, on hover
   }
 
   void view_and_chart_from_a_result() {

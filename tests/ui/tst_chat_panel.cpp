@@ -5,6 +5,10 @@
 #include <QtTest>
 
 #include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QRegularExpression>
 #include <QDoubleSpinBox>
 #include <QLabel>
 #include <QListWidget>
@@ -18,6 +22,7 @@
 #include "ui/app/chat_engine.h"
 #include "ui/app/workbench.h"
 #include "ui/panels/chat_panel.h"
+#include "ui/panels/models_panel.h"
 #include "ui/ui_test_support.h"
 
 using namespace p64::ui;
@@ -131,6 +136,92 @@ class TestChatPanel : public QObject {
     QVERIFY(test::wait_until([&] { return opened.count() > 0; }, 30000));
     QVERIFY(reopened.transcript()->toPlainText().contains("Once upon a time"));
     QCOMPARE(reopened.last_reply().isEmpty(), false);
+    QVERIFY(test::wait_until([&] { return wb.jobs().isEmpty(); }, 30000));
+  }
+
+  // On a 64-position context, replies that fill it: the meter shows the positions after every
+  // turn, every next message is still answered, and the page says when the oldest turns went.
+  void context_meter_and_full_context_policy() {
+    const QString model = dir_.filePath("stories260K.p64");
+    if (!QFileInfo::exists(model)) p64::convert_to_p64(test::shared_model("stories260K.gguf").toStdString(), model.toStdString(), {});
+    Workbench wb;
+    wb.set_model(model, p64::open_p64(model.toStdString()));
+    ChatPanel panel(wb);
+    panel.backend_box()->setCurrentText("cpu");
+    panel.threads_box()->setValue(1);
+    panel.temperature_box()->setValue(0);
+    panel.context_box()->setValue(64);
+    panel.max_tokens_box()->setValue(1000);  // until the context is full
+    panel.system_edit()->setPlainText("Be kind.");
+    QSignalSpy finished(&panel, &ChatPanel::reply_finished);
+    const QStringList messages{"Tell me a story.", "And then?", "What next?"};
+    for (const QString& m : messages) {
+      finished.clear();
+      panel.input_edit()->setPlainText(m);
+      panel.send();
+      QVERIFY(test::wait_until([&] { return finished.count() > 0; }, 120000));
+      QVERIFY2(finished.first().at(0).toBool(), qPrintable(panel.rate_label()->text()));
+      static const QRegularExpression meter(R"(Context: (\d+) / 64 positions)");
+      const QRegularExpressionMatch hit = meter.match(panel.context_label()->text());
+      QVERIFY2(hit.hasMatch(), qPrintable(panel.context_label()->text()));
+      QVERIFY(hit.captured(1).toInt() <= 64);
+    }
+    int notices = 0;
+    for (const auto& t : panel.turns()) notices += t.role == "notice" ? 1 : 0;
+    QVERIFY(notices > 0);
+    QVERIFY(panel.transcript()->toPlainText().contains("context full: dropped"));
+    QVERIFY(test::wait_until([&] { return wb.jobs().isEmpty(); }, 30000));
+  }
+
+  // A message longer than the whole context is refused with the reason in sight, not run.
+  void a_message_longer_than_the_context_is_refused() {
+    const QString model = dir_.filePath("stories260K.p64");
+    if (!QFileInfo::exists(model)) p64::convert_to_p64(test::shared_model("stories260K.gguf").toStdString(), model.toStdString(), {});
+    Workbench wb;
+    wb.set_model(model, p64::open_p64(model.toStdString()));
+    ChatPanel panel(wb);
+    panel.backend_box()->setCurrentText("cpu");
+    panel.threads_box()->setValue(1);
+    panel.context_box()->setValue(64);
+    QSignalSpy finished(&panel, &ChatPanel::reply_finished);
+    panel.input_edit()->setPlainText(QString("the cat sat on the mat ").repeated(30));
+    panel.send();
+    QVERIFY(test::wait_until([&] { return finished.count() > 0; }, 120000));
+    QCOMPARE(finished.first().at(0).toBool(), false);
+    QVERIFY2(panel.rate_label()->text().contains("64 positions"), qPrintable(panel.rate_label()->text()));
+    QVERIFY(test::wait_until([&] { return wb.jobs().isEmpty(); }, 30000));
+  }
+
+  // A .gguf opens as the CLI opens it: converted on the way into the p64 cache, with no
+  // question and no .p64 written beside it; the chat then answers on it.
+  void a_gguf_opens_and_chats_as_in_the_cli() {
+    QTemporaryDir models;
+    const QString gguf = models.filePath("stories260K.gguf");
+    QVERIFY(QFile::copy(test::shared_model("stories260K.gguf"), gguf));
+    Workbench wb;
+    wb.set_backend("cpu");
+    ModelsPanel opener(wb);
+    opener.set_interactive(false);
+    QSignalSpy opened(&opener, &ModelsPanel::opened);
+    QSignalSpy failed(&opener, &ModelsPanel::open_failed);
+    opener.open(gguf);
+    QVERIFY(test::wait_until([&] { return opened.count() + failed.count() > 0; }, 120000));
+    QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(0).toString()));
+    QCOMPARE(wb.model_path(), gguf);
+    QVERIFY(wb.model() != nullptr);
+    QCOMPARE(QDir(models.path()).entryList(QDir::Files), QStringList{"stories260K.gguf"});
+
+    ChatPanel panel(wb);
+    panel.backend_box()->setCurrentText("cpu");
+    panel.threads_box()->setValue(1);
+    panel.temperature_box()->setValue(0);
+    panel.max_tokens_box()->setValue(8);
+    QSignalSpy finished(&panel, &ChatPanel::reply_finished);
+    panel.input_edit()->setPlainText("Once upon a time");
+    panel.send();
+    QVERIFY(test::wait_until([&] { return finished.count() > 0; }, 120000));
+    QVERIFY2(finished.first().at(0).toBool(), qPrintable(panel.rate_label()->text()));
+    QVERIFY(!panel.last_reply().trimmed().isEmpty());
     QVERIFY(test::wait_until([&] { return wb.jobs().isEmpty(); }, 30000));
   }
 };

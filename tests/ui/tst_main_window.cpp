@@ -10,13 +10,21 @@
 #include <QListWidget>
 #include <QMenuBar>
 #include <QMimeData>
+#include <QHeaderView>
 #include <QPushButton>
+#include <QTabWidget>
+#include <QTableView>
 
+#include "engine/format/convert.h"
+#include "engine/runtime/backend_registry.h"
 #include "ui/app/main_window.h"
 #include "ui/app/recent_files.h"
 #include "ui/app/theme.h"
 #include "ui/app/workbench.h"
+#include "ui/models/run_table_model.h"
 #include "ui/panels/panel.h"
+#include "ui/panels/passport_panel.h"
+#include "ui/panels/runs_panel.h"
 #include "ui/ui_test_support.h"
 
 using namespace p64::ui;
@@ -39,30 +47,76 @@ class TestMainWindow : public QObject {
     QCOMPARE(QSettings().value("window/panel").toString(), QString("passport"));
   }
 
-  // The passport panel opens on a backend that can run here, and one that cannot (CUDA without a
-  // driver) says why instead of offering a measurement.
+  // The passport panel opens on a backend that can run here, and one that cannot (a driver
+  // missing) is listed, greyed, with its reason as text and tooltip; choosing it says why beside
+  // the facts instead of offering a measurement.
   void passport_panel_starts_on_a_runnable_backend() {
+    p64::register_backend({"fakegpu", -100,
+                           [](std::string* why) {
+                             *why = "no fakegpu driver on this host (test)";
+                             return false;
+                           },
+                           [] { return std::unique_ptr<p64::Backend>(); }});
     Workbench wb;
     MainWindow w(wb);
     w.show_panel("passport");
-    QListWidget* list = nullptr;  // the panel's backend list: the one that offers "cpu"
-    for (QListWidget* l : w.findChildren<QListWidget*>())
-      if (!l->findItems("cpu", Qt::MatchExactly).isEmpty()) list = l;
-    QVERIFY(list);
+    auto* panel = qobject_cast<PassportPanel*>(w.panel("passport"));
+    QVERIFY(panel);
+    QListWidget* list = panel->backends();
     QVERIFY(list->currentItem());
-    QVERIFY(list->currentItem()->flags() & Qt::ItemIsEnabled);
-    for (int i = 0; i < list->count(); ++i) {
-      if (list->item(i)->flags() & Qt::ItemIsEnabled) continue;
-      list->setCurrentRow(i);
-      bool says_why = false;
-      for (QLabel* l : w.findChildren<QLabel*>()) says_why |= l->text().contains("cannot run here");
-      QVERIFY(says_why);
-      auto* measure = w.findChild<QPushButton*>();
-      bool measure_disabled = false;
-      for (QPushButton* b : w.findChildren<QPushButton*>())
-        if (b->text().contains("Measure again")) measure_disabled = !b->isEnabled();
-      QVERIFY(measure && measure_disabled);
-    }
+    QCOMPARE(panel->current_backend(), QString("cpu"));
+    QListWidgetItem* fake = nullptr;
+    for (int i = 0; i < list->count(); ++i)
+      if (list->item(i)->text().startsWith("fakegpu")) fake = list->item(i);
+    QVERIFY(fake);
+    QVERIFY(fake->flags() & Qt::ItemIsEnabled);  // choosable, so that its reason can be read
+    QVERIFY2(fake->text().contains("cannot run here"), qPrintable(fake->text()));
+    QCOMPARE(fake->toolTip(), QString("no fakegpu driver on this host (test)"));
+    list->setCurrentItem(fake);
+    QCOMPARE(panel->current_backend(), QString("fakegpu"));
+    QVERIFY2(panel->note()->text().contains("no fakegpu driver on this host (test)"), qPrintable(panel->note()->text()));
+    for (QPushButton* b : panel->findChildren<QPushButton*>())
+      if (b->text().contains("Measure again")) QVERIFY(!b->isEnabled());
+  }
+
+  // With a model named on the command line, --panel still decides the panel in front.
+  void panel_option_holds_with_a_model() {
+    QTemporaryDir dir;
+    const QString model = dir.filePath("stories260K.p64");
+    p64::convert_to_p64(test::shared_model("stories260K.gguf").toStdString(), model.toStdString(), {});
+    Workbench wb;
+    wb.set_store_path(dir.filePath("lab.db"));
+    MainWindow w(wb);
+    w.show();
+    w.open_model_at_start(model, "timeline");
+    QVERIFY(test::wait_until([&] { return wb.model_path() == model && wb.jobs().isEmpty(); }, 60000));
+    QCOMPARE(qobject_cast<QTabWidget*>(w.centralWidget())->currentWidget(), static_cast<QWidget*>(w.panel("timeline")));
+  }
+
+  // At the default window size the Runs table shows its measurement, however long the model,
+  // device and config names of the runs are.
+  void runs_decode_column_in_sight_at_the_default_size() {
+    QTemporaryDir dir;
+    const QString db = dir.filePath("lab.db");
+    test::add_cpu_decode_run(db, 12.34);
+    Workbench wb;
+    wb.set_store_path(db);
+    MainWindow w(wb);
+    w.show();
+    w.show_panel("runs");
+    QCOMPARE(w.size(), QSize(1280, 820));
+    auto* runs = qobject_cast<RunsPanel*>(w.panel("runs"));
+    QVERIFY(runs);
+    QVERIFY(test::wait_until([&] { return runs->runs()->rowCount() > 0 && wb.jobs().isEmpty(); }, 30000));
+    QTableView* table = nullptr;
+    for (QTableView* t : runs->findChildren<QTableView*>())
+      if (t->model() == runs->filter()) table = t;
+    QVERIFY(table);
+    QCoreApplication::processEvents();
+    const QHeaderView* header = table->horizontalHeader();
+    const int right = header->sectionViewportPosition(RunTableModel::kDecode) + header->sectionSize(RunTableModel::kDecode);
+    QVERIFY2(header->sectionViewportPosition(RunTableModel::kDecode) >= 0 && right <= table->viewport()->width(),
+             qPrintable(QString("Decode column ends at %1 of %2").arg(right).arg(table->viewport()->width())));
   }
 
   void actions_have_shortcuts() {

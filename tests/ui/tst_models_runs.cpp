@@ -10,6 +10,7 @@
 #include <QJsonDocument>
 #include <QLabel>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QSpinBox>
 
 #include "engine/lab/store.h"
@@ -56,6 +57,7 @@ class TestModelsRuns : public QObject {
   }
 
   void synthetic_model_opens_and_inspects() {
+    QVERIFY2(runs_->result_label()->text().contains("Open a model"), qPrintable(runs_->result_label()->text()));
     models_->set_synth_path(dir_.filePath("tiny.gguf"));
     QSignalSpy opened(models_, &ModelsPanel::opened);
     QSignalSpy failed(models_, &ModelsPanel::open_failed);
@@ -74,6 +76,37 @@ class TestModelsRuns : public QObject {
     QCOMPARE(models_->manifold()->coordinate_across_layers(0).size(), static_cast<qsizetype>(hp.n_layer));
     QCOMPARE(models_->chart_views().size(), 10);
     QVERIFY(!models_->chart_views().first()->chart()->series().isEmpty());
+    // The Runs page no longer asks for a model: it names the open one.
+    QVERIFY2(!runs_->result_label()->text().contains("Open a"), qPrintable(runs_->result_label()->text()));
+    QVERIFY2(runs_->result_label()->text().contains("tiny.p64"), qPrintable(runs_->result_label()->text()));
+  }
+
+  // A truncated .p64 fails to open; the message points to Verify, and Verify is there to press
+  // and checks that file (not the model open before).
+  void a_truncated_file_points_to_a_verify_that_runs() {
+    const QString truncated = dir_.filePath("truncated.p64");
+    {
+      QFile in(dir_.filePath("tiny.p64"));
+      QVERIFY(in.open(QIODevice::ReadOnly));
+      QFile out(truncated);
+      QVERIFY(out.open(QIODevice::WriteOnly));
+      out.write(in.read(in.size() / 2));
+    }
+    Workbench wb;
+    wb.set_backend("cpu");
+    ModelsPanel panel(wb);
+    panel.set_interactive(false);
+    QVERIFY(!panel.verify_button()->isEnabled());
+    QSignalSpy failed(&panel, &ModelsPanel::open_failed);
+    panel.open(truncated);
+    QVERIFY(test::wait_until([&] { return failed.count() > 0 && wb.jobs().isEmpty(); }, 60000));
+    QVERIFY(panel.title_label()->text().contains("Verify"));
+    QVERIFY(panel.verify_button()->isEnabled());
+    QSignalSpy verified(&panel, &ModelsPanel::verified);
+    panel.verify();
+    QVERIFY(test::wait_until([&] { return verified.count() > 0; }, 60000));
+    QCOMPARE(verified.first().at(0).toBool(), false);
+    QVERIFY(test::wait_until([&] { return wb.jobs().isEmpty(); }, 30000));
   }
 
   void verify_passes() {

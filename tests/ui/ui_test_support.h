@@ -19,6 +19,11 @@ void isolate_settings(const QTemporaryDir& dir);
 template <typename F>
 bool wait_until(F done, int timeout_ms = 60000);
 
+// Writes one decode-proxy run of the CPU backend to the store at `db` (created when absent), with
+// long model, device and config names as real ones are, and a passport whose measured read
+// bandwidth is `read_gbs`; returns its run id.
+qint64 add_cpu_decode_run(const QString& db, double read_gbs);
+
 bool process_events_until(const std::function<bool()>& done, int timeout_ms);
 template <typename F>
 bool wait_until(F done, int timeout_ms) {

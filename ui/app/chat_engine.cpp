@@ -11,7 +11,7 @@ namespace p64::ui {
 ChatEngine::ChatEngine(const ChatConfig& config) : config_(config) {
   std::shared_ptr<const Model> model = config.model;
   if (!model || model->source() != config.model_path) {
-    if (config.model_path.empty()) throw Error("no model: open a .p64 in the Models panel first");
+    if (config.model_path.empty()) throw Error("no model: open one in the Models panel first");
     model = open_lab_model(config.model_path, config.backend);
   }
   config_.model = model;
@@ -19,6 +19,7 @@ ChatEngine::ChatEngine(const ChatConfig& config) : config_(config) {
   SessionOptions so;
   so.backend = backend_name_;
   so.threads = config.threads;
+  so.max_context = config.max_context;
   session_ = Session::create(model, so);
   chat_ = std::make_unique<ChatSession>(*session_);
 }
@@ -37,6 +38,8 @@ ChatTurnResult run_chat_turn(ChatEngine& engine, const ChatTurnRequest& req, con
     chat.set_history(std::move(h));
   }
   out.reply = chat.reply(out.user_text, req.options, stream);
+  out.fit = chat.last_fit();
+  out.context = chat.context_use();
   if (req.store_path.empty()) return out;
 
   auto store = Store::open(req.store_path);

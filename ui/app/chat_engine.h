@@ -23,8 +23,9 @@ struct ChatConfig {
   std::shared_ptr<const Model> model;  // the open model when it is that file; else opened here
   std::string backend = "auto";
   uint32_t threads = 0;
+  uint32_t max_context = 4096;  // KV positions, capped by the model's trained context (the CLI's --ctx)
   bool same_engine(const ChatConfig& o) const {
-    return model_path == o.model_path && backend == o.backend && threads == o.threads;
+    return model_path == o.model_path && backend == o.backend && threads == o.threads && max_context == o.max_context;
   }
 };
 
@@ -57,6 +58,8 @@ struct ChatTurnRequest {
 struct ChatTurnResult {
   std::string user_text;
   GenerateResult reply;
+  ChatSession::ContextFit fit;      // what the context policy did before the reply
+  ChatSession::ContextUse context;  // the meter after it
   int64_t session_id = 0;  // 0 when not stored
 };
 

@@ -129,6 +129,15 @@ void MainWindow::open_model(const QString& path) {
   wb_.request_open(path);
 }
 
+void MainWindow::open_model_at_start(const QString& path, const QString& panel_id) {
+  if (panel_id.isEmpty() || !panel(panel_id)) {
+    open_model(path);
+    return;
+  }
+  wb_.request_open(path);
+  show_panel(panel_id);
+}
+
 void MainWindow::choose_open_model() {
   QSettings s;
   const QString dir = s.value("dialogs/model_dir", QDir::homePath()).toString();

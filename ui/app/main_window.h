@@ -28,6 +28,9 @@ class MainWindow : public QMainWindow {
   QList<Panel*> panels() const;
   void show_panel(const QString& id);
   void open_model(const QString& path);
+  // The command line's model: opened as File › Open opens one, but the panel named by --panel
+  // (when one is) stays in front instead of Models.
+  void open_model_at_start(const QString& path, const QString& panel_id);
 
  protected:
   void closeEvent(QCloseEvent* event) override;

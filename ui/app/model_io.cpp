@@ -3,8 +3,11 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include "engine/format/open_model.h"
 #include "engine/format/p64_reader.h"
+#include "engine/format/source_model.h"
 #include "engine/format/synth.h"
+#include "engine/lab/lab_run.h"
 
 namespace p64::ui {
 
@@ -17,6 +20,15 @@ LoadedModel load_p64(const std::string& path, const ProgressFn& progress) {
   out.model = open_p64(path, [&](double f, std::string_view what) {
     return progress ? progress(0.05 + 0.95 * f, what) : true;
   });
+  return out;
+}
+
+LoadedModel load_model(const std::string& path, const std::string& backend, const ProgressFn& progress) {
+  if (detect_model_format(path) == "p64") return load_p64(path, progress);
+  auto contents = std::make_shared<P64Contents>();
+  LoadedModel out;
+  out.model = open_model_for_decode(path, "", progress, conversion_layout_for(backend), contents.get());
+  out.contents = std::move(contents);
   return out;
 }
 

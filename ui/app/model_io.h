@@ -23,6 +23,10 @@ struct LoadedModel {
 bool is_p64_path(const QString& path);
 // A .p64 parsed (inspect) and opened (open_p64, tensor CRCs with progress).
 LoadedModel load_p64(const std::string& path, const ProgressFn& progress);
+// Whatever the CLI opens, the way open_lab_model opens it: a .p64 as load_p64, a GGUF, llama2.c
+// checkpoint or Hugging Face folder converted for `backend` into the p64 cache (nothing is
+// written beside it); the contents are the converted container's, under the user's path.
+LoadedModel load_model(const std::string& path, const std::string& backend, const ProgressFn& progress);
 // Writes a synthetic GGUF of `preset` with `quant` to `gguf_path`.
 void write_synthetic_gguf(const std::string& preset, const std::string& quant, uint64_t seed,
                           const std::string& gguf_path, const ProgressFn& progress);

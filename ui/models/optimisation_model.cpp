@@ -1,12 +1,46 @@
 #include "ui/models/optimisation_model.h"
 
 #include <QColor>
+#include <QRegularExpression>
 #include <QSet>
 
 namespace p64::ui {
 
 namespace {
 QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
+
+// The reason as written (with the plan's section numbers) and the evidence, on hover.
+QString reason_tooltip(const OptimisationHistoryEntry& h) {
+  QString t = qs(h.reason);
+  if (plain_reason(h.reason) != t) t = QObject::tr("As recorded: %1").arg(t);
+  return h.evidence.empty() ? t : t + "\n" + qs(h.evidence);
+}
+}
+
+QString plain_reason(const std::string& reason) {
+  QString r = qs(reason).trimmed();
+  // The seed plan's section labels: §4.4 is its rule that a default must win its A/B; the rest
+  // (§4.2 the product path, §11 the dated captures) only say where in the plan a line came from.
+  static const QRegularExpression lead(R"(^§(\d+(?:\.\d+)*)(?:\s+\w+-\w+)?\s*:\s*)");
+  static const QRegularExpression rule(R"(\(§4\.4\s*:\s*([^)]*)\))");
+  static const QRegularExpression section(R"(\(?§\d+(?:\.\d+)*(?:\s+\w+-\w+)?\s*:?\s*\)?)");
+  static const QRegularExpression milestone(R"(\bM\d+\s*:\s*)");
+  static const QRegularExpression redirect(R"(\s*\(\s*->\s*R\d+\s*\))");
+  static const QRegularExpression spaces(R"(\s{2,})");
+  QString prefix;
+  const QRegularExpressionMatch m = lead.match(r);
+  if (m.hasMatch()) {
+    if (m.captured(1) == "4.4") prefix = QObject::tr("not made a default (a default must win its A/B): ");
+    r.remove(0, m.capturedLength());
+  }
+  r.replace(rule, QObject::tr("(a default must win its A/B: \\1)"));
+  r.replace(milestone, QObject::tr("later: "));
+  r.replace(redirect, QString());
+  r.replace(section, QString());
+  r.replace(spaces, " ");
+  r = prefix + r.trimmed();
+  if (!r.isEmpty()) r[0] = r[0].toUpper();
+  return r;
 }
 
 QColor opt_status_color(OptStatus s) {
@@ -57,7 +91,7 @@ QVariant OptimisationModel::data(const QModelIndex& index, int role) const {
   const OptimisationHistoryEntry* last = row->history.empty() ? nullptr : &row->history.back();
   if (role == Qt::ForegroundRole && index.column() == kStatus) return opt_status_color(o.status);
   if (role == Qt::ToolTipRole && (index.column() == kReason || index.column() == kDescription))
-    return index.column() == kReason ? (last ? qs(last->reason + "\n" + last->evidence) : QString()) : qs(o.description);
+    return index.column() == kReason ? (last ? reason_tooltip(*last) : QString()) : qs(o.description);
   if (role != Qt::DisplayRole) return {};
   switch (index.column()) {
     case kName: return o.imported ? QString("%1 [imported]").arg(qs(o.name)) : qs(o.name);
@@ -65,7 +99,7 @@ QVariant OptimisationModel::data(const QModelIndex& index, int role) const {
     case kStatus: return qs(to_string(o.status));
     case kDevices: return row->devices.join(", ");
     case kLastChange: return last ? qs(last->at) : QString();
-    case kReason: return last ? qs(last->reason) : QString();
+    case kReason: return last ? plain_reason(last->reason) : QString();
     case kDescription: return qs(o.description);
   }
   return {};
@@ -131,13 +165,14 @@ QVariant OptimisationHistoryModel::data(const QModelIndex& index, int role) cons
   const OptimisationHistoryEntry* h = entry_at(index.row());
   if (!h || !index.isValid()) return {};
   if (role == Qt::ForegroundRole && index.column() == kChange) return opt_status_color(h->new_status);
+  if (role == Qt::ToolTipRole && index.column() == kReason) return reason_tooltip(*h);
   if (role != Qt::DisplayRole && role != Qt::ToolTipRole) return {};
   switch (index.column()) {
     case kAt: return qs(h->at) + (h->imported ? " [imported]" : "");
     case kChange:
       return h->old_status ? QString("%1 → %2").arg(qs(to_string(*h->old_status)), qs(to_string(h->new_status)))
                            : qs(to_string(h->new_status));
-    case kReason: return qs(h->reason);
+    case kReason: return plain_reason(h->reason);
     case kEvidence: return qs(h->evidence);
     case kRun: return h->evidence_run_id ? QString("A/B run %1").arg(h->evidence_run_id) : QString();
   }

@@ -70,4 +70,9 @@ class OptimisationHistoryModel : public QAbstractTableModel {
 
 QColor opt_status_color(OptStatus s);
 
+// A status change's reason in words a user follows: the seed plan's section numbers (§4.4, §11)
+// and milestone tags (M1, -> R2) taken out or said in words; the reason as recorded stays in the
+// Reason column's tooltip.
+QString plain_reason(const std::string& reason);
+
 }  // namespace p64::ui

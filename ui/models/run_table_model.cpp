@@ -67,8 +67,8 @@ QVariant RunTableModel::data(const QModelIndex& index, int role) const {
 
 QVariant RunTableModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[] = {"Id", "Kind", "Status", "Model", "Backend", "Device", "Config",
-                                "Decode tok/s (min–max)", "Started", "Label"};
+  static const char* names[] = {"Id", "Kind", "Status", "Decode tok/s (min–max)", "Model", "Backend", "Device",
+                                "Config", "Started", "Label"};
   return section < kColumns ? tr(names[section]) : QVariant();
 }
 

@@ -9,12 +9,13 @@
 
 namespace p64::ui {
 
-// The store's runs, newest first: kind, status, model, backend, device, config, decode tok/s
-// (median with min–max), when, label. Qt::UserRole gives sortable raw values.
+// The store's runs, newest first: kind, status, decode tok/s (median with min–max; next to the
+// status so that the measurement stays in sight however long a model, device or config name is),
+// model, backend, device, config, when, label. Qt::UserRole gives sortable raw values.
 class RunTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { kId, kKind, kStatus, kModel, kBackend, kDevice, kConfig, kDecode, kStarted, kLabel, kColumns };
+  enum Column { kId, kKind, kStatus, kDecode, kModel, kBackend, kDevice, kConfig, kStarted, kLabel, kColumns };
   explicit RunTableModel(QObject* parent = nullptr) : QAbstractTableModel(parent) {}
 
   void set_rows(std::vector<RunRow> rows);

@@ -26,6 +26,7 @@
 #include "ui/charts/ab_chart.h"
 #include "ui/jobs/job.h"
 #include "ui/jobs/store_job.h"
+#include "ui/models/switch_choices.h"
 #include "ui/panels/chart_export_actions.h"
 #include "ui/panels/spin_box.h"
 
@@ -287,9 +288,10 @@ void AbPanel::fill_switches(SideEditor* side) {
   side->switches->clear();
   side->switches->addItem(tr("choose a switch…"));
   try {
-    auto backend = create_backend(side->backend->currentText().toStdString());
+    const std::string name_of_backend = side->backend->currentText().toStdString();
+    auto backend = create_backend(name_of_backend);
     for (const SwitchInfo& s : backend->switches()) {
-      for (const QString& v : QString::fromStdString(s.values).split('|', Qt::SkipEmptyParts)) {
+      for (const QString& v : switch_choices(name_of_backend, s)) {
         const QString name = QString::fromStdString(s.name);
         side->switches->addItem(QString("%1=%2  (%3%4)")
                                     .arg(name, v, QString::fromStdString(s.status),

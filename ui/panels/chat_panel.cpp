@@ -80,6 +80,12 @@ ChatPanel::ChatPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   max_tokens_ = new QSpinBox(this);
   max_tokens_->setRange(1, 32768);
   max_tokens_->setValue(256);
+  context_ = new QSpinBox(this);
+  context_->setRange(16, 1 << 20);
+  context_->setValue(4096);
+  context_->setSuffix(tr(" positions"));
+  context_->setToolTip(tr("KV cache positions (the CLI's --ctx), capped by the model's trained context. "
+                          "When the conversation fills them, the oldest turns are dropped; the system prompt stays."));
   seed_ = new QSpinBox(this);
   seed_->setRange(0, 1 << 30);
   system_ = new QPlainTextEdit(this);
@@ -95,6 +101,7 @@ ChatPanel::ChatPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   form->addRow(tr("Top-k:"), top_k_);
   form->addRow(tr("Top-p:"), top_p_);
   form->addRow(tr("Max tokens:"), max_tokens_);
+  form->addRow(tr("Context:"), context_);
   form->addRow(tr("Seed:"), seed_);
   form->addRow(template_);
 
@@ -128,6 +135,8 @@ ChatPanel::ChatPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   edit_->setEnabled(false);
   rate_ = new QLabel(this);
   rate_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  context_meter_ = new QLabel(tr("Context: the model loads with the first message"), this);
+  context_meter_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(rate_, 1);
   buttons->addWidget(edit_);
@@ -139,6 +148,7 @@ ChatPanel::ChatPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   rl->setContentsMargins(0, 0, 0, 0);
   rl->addWidget(system_);
   rl->addWidget(transcript_, 1);
+  rl->addWidget(context_meter_);
   rl->addWidget(input_);
   rl->addLayout(buttons);
 
@@ -174,6 +184,15 @@ ChatPanel::~ChatPanel() {
   }
 }
 
+namespace {
+QString context_text(const ChatSession::ContextUse& use) {
+  return QObject::tr("Context: %1 / %2 positions (%3%)")
+      .arg(use.used)
+      .arg(use.length)
+      .arg(use.length ? 100.0 * use.used / use.length : 0.0, 0, 'f', 0);
+}
+}  // namespace
+
 QString ChatPanel::last_reply() const {
   for (auto it = turns_.rbegin(); it != turns_.rend(); ++it)
     if (it->role == "assistant") return it->text;
@@ -183,6 +202,10 @@ QString ChatPanel::last_reply() const {
 void ChatPanel::render() {
   QString html;
   for (const Turn& t : turns_) {
+    if (t.role == "notice") {
+      html += QString("<p style='color:gray'><i>%1</i></p>").arg(t.text.toHtmlEscaped());
+      continue;
+    }
     const bool user = t.role == "user";
     html += QString("<p style='margin-top:8px'><b style='color:%1'>%2</b><br>%3</p>")
                 .arg(user ? "#3d85c6" : "#e08a2c", user ? tr("You") : tr("Model"),
@@ -207,6 +230,7 @@ void ChatPanel::set_replying(bool on) {
   conversations_->setEnabled(!on);
   backend_->setEnabled(!on);
   threads_->setEnabled(!on);
+  context_->setEnabled(!on);
 }
 
 // The turn is over for the panel before reply_finished goes out: whoever hears it may send,
@@ -262,6 +286,7 @@ void ChatPanel::new_conversation() {
   if (engine_) {
     engine_->chat().reset();
     engine_->stored_session = 0;
+    context_meter_->setText(context_text(engine_->chat().context_use()));
   }
   rate_->clear();
   render();
@@ -283,6 +308,7 @@ void ChatPanel::start_turn(const QString& user_text, bool regenerate) {
   config.model = wb_.model();
   config.backend = backend_->currentText().toStdString();
   config.threads = static_cast<uint32_t>(threads_->value());
+  config.max_context = static_cast<uint32_t>(context_->value());
   ChatTurnRequest req;
   req.user_text = user_text.toStdString();
   req.system = system_->toPlainText().toStdString();
@@ -384,6 +410,12 @@ void ChatPanel::start_turn(const QString& user_text, bool regenerate) {
         turns_.last().stats = stats_line(r);
       }
       session_id_ = out->turn.session_id;
+      const std::string notice = context_notice(out->turn.fit);
+      // Before this exchange's message: the turns above it are out of the model's sight now.
+      if (!notice.empty() && turns_.size() >= 2)
+        turns_.insert(turns_.size() - 2, Turn{"notice", QString::fromStdString(notice), {}});
+      context_meter_->setText(context_text(out->turn.context) +
+                              (notice.empty() ? QString() : tr(" — %1").arg(QString::fromStdString(notice))));
       rate_->setText(tr("TTFT %1 ms · decode %2 tok/s").arg(1e3 * r.stats.ttft_s, 0, 'f', 1).arg(r.stats.decode_tok_s(), 0, 'f', 1));
       render();
       end_turn();

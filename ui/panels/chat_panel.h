@@ -44,6 +44,9 @@ class ChatPanel : public Panel {
   QPlainTextEdit* input_edit() const { return input_; }
   QTextBrowser* transcript() const { return transcript_; }
   QLabel* rate_label() const { return rate_; }
+  QSpinBox* context_box() const { return context_; }
+  // "Context: 123 / 512 positions" after each turn; the notice of dropped turns beside it.
+  QLabel* context_label() const { return context_meter_; }
   QLabel* template_label() const { return template_; }
   QListWidget* conversations() const { return conversations_; }
   bool replying() const { return !job_.isNull(); }
@@ -51,7 +54,7 @@ class ChatPanel : public Panel {
   qint64 stored_session() const { return session_id_; }
 
   struct Turn {
-    QString role, text, stats;
+    QString role, text, stats;  // role "notice": what the context policy did, shown between turns
   };
   const QVector<Turn>& turns() const { return turns_; }
 
@@ -83,6 +86,7 @@ class ChatPanel : public Panel {
   QSpinBox* top_k_;
   QDoubleSpinBox* top_p_;
   QSpinBox* max_tokens_;
+  QSpinBox* context_;
   QSpinBox* seed_;
   QPlainTextEdit* system_;
   QLabel* template_;
@@ -94,6 +98,7 @@ class ChatPanel : public Panel {
   QPushButton* edit_;
   QPushButton* new_;
   QLabel* rate_;
+  QLabel* context_meter_;
   QListWidget* conversations_;
 
   QVector<Turn> turns_;

@@ -122,39 +122,34 @@ QList<QChartView*> ModelsPanel::chart_views() const { return manifold_grid_->vie
 
 void ModelsPanel::set_busy(bool busy) {
   for (QPushButton* b : {open_button_, convert_button_, synth_button_}) b->setEnabled(!busy);
-  verify_button_->setEnabled(!busy && is_p64_path(current_path_));
+  verify_button_->setEnabled(!busy && !verify_path_.isEmpty());
 }
 
 void ModelsPanel::open(const QString& path) {
-  if (!is_p64_path(path)) {
-    // Decode reads only P64: other formats go through convert first.
-    if (!interactive_) {
-      convert_to(path, default_p64_path(path), {});
-      return;
-    }
-    const auto answer = QMessageBox::question(
-        this, tr("Convert to P64?"),
-        tr("%1 is not a P64 container. Decode runs only from .p64 files (CRC-checked, in the kernels' "
-           "layout). Convert it now?").arg(QFileInfo(path).fileName()),
-        QMessageBox::Yes | QMessageBox::No, QMessageBox::Yes);
-    if (answer == QMessageBox::Yes) convert(path);
-    return;
-  }
+  // What the CLI takes, this takes: a non-P64 file is converted for the backend into the p64
+  // cache on the way (Convert to P64… writes a .p64 to keep).
   auto result = std::make_shared<LoadedModel>();
-  const std::string p = path.toStdString();
-  auto* job = new Job(tr("Opening %1").arg(QFileInfo(path).fileName()),
-                      [p, result](const ProgressFn& progress, Job&) { *result = load_p64(p, progress); });
+  const std::string p = path.toStdString(), backend = wb_.backend().toStdString();
+  auto* job = new Job(tr("Opening %1").arg(QFileInfo(path).fileName()), [p, backend, result](const ProgressFn& progress, Job&) {
+    *result = load_model(p, backend, progress);
+  });
   set_busy(true);
   connect(job, &Job::succeeded, this, [this, path, result] {
     current_path_ = path;
+    verify_path_ = is_p64_path(path) ? path : QString();
     show_contents(result->contents);
     wb_.set_model(path, result->model);
     Q_EMIT opened(path);
   });
   connect(job, &Job::failed, this, [this, path](const QString& m) {
-    title_label_->setText(tr("<b>Could not open %1</b><br>%2<br>Convert the source file again, or run "
-                             "<i>Verify</i> for the full list of problems.")
-                              .arg(QFileInfo(path).fileName(), m.toHtmlEscaped()));
+    // Verify lists every problem of a .p64 that failed to open: it checks that file from now on.
+    const bool p64 = is_p64_path(path);
+    if (p64) verify_path_ = path;
+    title_label_->setText(tr("<b>Could not open %1</b><br>%2%3")
+                              .arg(QFileInfo(path).fileName(), m.toHtmlEscaped(),
+                                   p64 ? tr("<br>Convert the source file again, or press <i>Verify</i> for the full "
+                                            "list of problems in this file.")
+                                       : QString()));
     Q_EMIT open_failed(m);
   });
   connect(job, &Job::finished, this, [this] { set_busy(false); });
@@ -189,10 +184,10 @@ void ModelsPanel::show_contents(std::shared_ptr<const P64Contents> c) {
 }
 
 void ModelsPanel::verify() {
-  if (!is_p64_path(current_path_)) return;
+  if (verify_path_.isEmpty()) return;
   auto report = std::make_shared<P64VerifyReport>();
-  const std::string p = current_path_.toStdString();
-  auto* job = new Job(tr("Verifying %1").arg(QFileInfo(current_path_).fileName()),
+  const std::string p = verify_path_.toStdString();
+  auto* job = new Job(tr("Verifying %1").arg(QFileInfo(verify_path_).fileName()),
                       [p, report](const ProgressFn& progress, Job&) { *report = verify_p64(p, progress); });
   set_busy(true);
   connect(job, &Job::succeeded, this, [this, report] {

@@ -26,7 +26,7 @@ class VocabModel;
 
 // Open, convert, verify and inspect model files; make synthetic ones. A .p64 is inspected
 // (header, hparams, tokenizer, tensors, schedule, manifold) and opened for decode; other
-// formats are offered for conversion first, since decode only reads P64.
+// formats open as the CLI opens them, converted on the way into the p64 cache.
 class ModelsPanel : public Panel {
   Q_OBJECT
  public:
@@ -39,6 +39,8 @@ class ModelsPanel : public Panel {
   KeyValueModel* hparams() const { return hparams_; }
   ManifoldModel* manifold() const { return manifold_; }
   QTabWidget* inspect_tabs() const { return tabs_; }
+  QPushButton* verify_button() const { return verify_button_; }
+  QLabel* title_label() const { return title_label_; }
   // Tests and the first-start flow: no dialogs, defaults everywhere; synth writes to `path`.
   void set_interactive(bool on) { interactive_ = on; }
   void set_synth_path(const QString& path) { synth_path_ = path; }
@@ -77,6 +79,7 @@ class ModelsPanel : public Panel {
   QLineEdit* tensor_search_;
   QLabel* chat_template_;
   QString current_path_;
+  QString verify_path_;  // the .p64 Verify checks: the open one, or one that failed to open
   QString synth_path_;
   bool interactive_ = true;
 };

@@ -9,9 +9,16 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/lab/store.h"
 #include "engine/runtime/backend_registry.h"
 #include "ui/app/workbench.h"
 #include "ui/jobs/job.h"
+#include "ui/jobs/store_job.h"
 #include "ui/models/passport_model.h"
 #include "ui/panels/table_view.h"
 
@@ -23,17 +30,54 @@ QMap<QString, Passport>& measured() {
   static QMap<QString, Passport> m;
   return m;
 }
+
+constexpr int kNameRole = Qt::UserRole;      // the backend's registry name
+constexpr int kWhyRole = Qt::UserRole + 1;   // why it cannot run here; empty when it can
+
+// The newest passport with a measured bandwidth that a run on `backend` stored: the one the
+// Roofline draws that run against.
+struct StoredPassport {
+  int64_t run_id = 0;
+  std::string at;
+  Passport passport;
+};
+std::optional<StoredPassport> latest_stored_passport(Store& s, const std::string& backend) {
+  RunFilter f;
+  f.backend = backend;
+  f.include_imported = false;
+  std::vector<RunRecord> runs = s.runs(f);
+  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.id > b.id; });
+  for (const RunRecord& r : runs) {
+    if (!r.passport_id) continue;
+    const auto rec = s.passport(r.passport_id);
+    const auto j = nlohmann::json::parse(rec ? rec->json : "", nullptr, false);
+    if (!j.is_object()) continue;
+    try {
+      Passport p = j.get<Passport>();
+      if (p.measured.read_gbs > 0) return StoredPassport{r.id, r.started_at, std::move(p)};
+    } catch (const std::exception&) {
+    }
+  }
+  return std::nullopt;
+}
 }  // namespace
 
 PassportPanel::PassportPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   model_ = new PassportModel(this);
   backends_ = new QListWidget(this);
-  backends_->setMaximumWidth(220);
+  backends_->setMaximumWidth(260);
+  backends_->setWordWrap(true);
   for (const auto& f : backend_factories()) {
     std::string why;
-    auto* item = new QListWidgetItem(QString::fromStdString(f.name), backends_);
+    const QString name = QString::fromStdString(f.name);
+    auto* item = new QListWidgetItem(name, backends_);
+    item->setData(kNameRole, name);
     if (!f.available(&why)) {
-      item->setFlags(item->flags() & ~Qt::ItemIsEnabled);
+      // Still selectable, so that its reason shows beside the facts; greyed, with the reason.
+      if (why.empty()) why = "its availability check gave no reason";
+      item->setData(kWhyRole, QString::fromStdString(why));
+      item->setText(tr("%1 — cannot run here").arg(name));
+      item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
       item->setToolTip(QString::fromStdString(why));
     }
   }
@@ -54,44 +98,75 @@ PassportPanel::PassportPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent)
   layout->addWidget(backends_);
   layout->addLayout(right, 1);
 
-  connect(backends_, &QListWidget::currentTextChanged, this, &PassportPanel::show_backend);
+  connect(backends_, &QListWidget::currentItemChanged, this,
+          [this](QListWidgetItem* item) { show_backend(item ? item->data(kNameRole).toString() : QString()); });
   connect(measure_, &QPushButton::clicked, this, &PassportPanel::measure_again);
+  connect(&wb_, &Workbench::store_written, this, [this] { show_backend(current_backend()); });
+  connect(&wb_, &Workbench::store_changed, this, [this] { show_backend(current_backend()); });
   // Start on the first backend that can run here (the CPU at worst).
   int first = -1;
   for (int i = 0; i < backends_->count() && first < 0; ++i)
-    if (backends_->item(i)->flags() & Qt::ItemIsEnabled) first = i;
+    if (backends_->item(i)->data(kWhyRole).toString().isEmpty()) first = i;
   if (first >= 0) backends_->setCurrentRow(first);
   else show_backend({});
 }
 
+QString PassportPanel::current_backend() const {
+  const QListWidgetItem* item = backends_->currentItem();
+  return item ? item->data(kNameRole).toString() : QString();
+}
+
+QListWidgetItem* PassportPanel::item_of(const QString& name) const {
+  for (int i = 0; i < backends_->count(); ++i)
+    if (backends_->item(i)->data(kNameRole).toString() == name) return backends_->item(i);
+  return nullptr;
+}
+
+void PassportPanel::show_host_only() {
+  Passport host_only;
+  host_only.host = collect_host_facts();
+  host_only.build = collect_build_facts();
+  model_->set_passport(host_only);
+}
+
 void PassportPanel::show_backend(const QString& name) {
-  const QList<QListWidgetItem*> items = backends_->findItems(name, Qt::MatchExactly);
-  const bool available = !items.isEmpty() && (items.front()->flags() & Qt::ItemIsEnabled);
-  measure_->setEnabled(available);
-  if (!items.isEmpty() && !available) {
-    Passport host_only;
-    host_only.host = collect_host_facts();
-    host_only.build = collect_build_facts();
-    model_->set_passport(host_only);
-    note_->setText(tr("The <b>%1</b> backend cannot run here: %2").arg(name, items.front()->toolTip().toHtmlEscaped()));
+  const QListWidgetItem* item = item_of(name);
+  const QString why = item ? item->data(kWhyRole).toString() : QString();
+  measure_->setEnabled(item && why.isEmpty());
+  if (item && !why.isEmpty()) {
+    show_host_only();
+    note_->setText(tr("The <b>%1</b> backend cannot run here: %2").arg(name, why.toHtmlEscaped()));
   } else if (measured().contains(name)) {
     model_->set_passport(measured().value(name));
     note_->setText(tr("Passport of the <b>%1</b> backend, measured in this session.").arg(name));
   } else {
-    Passport host_only;
-    host_only.host = collect_host_facts();
-    host_only.build = collect_build_facts();
-    model_->set_passport(host_only);
+    show_host_only();
     note_->setText(tr("Host and build facts. The <b>%1</b> device has not been measured yet: "
                       "press <i>Measure again</i>.").arg(name));
+    // A run in the store may have measured it already (the Roofline uses that bandwidth).
+    if (!name.isEmpty() && !wb_.store_path().isEmpty())
+      query_store<std::optional<StoredPassport>>(
+          wb_, this, tr("Reading the stored passport of %1").arg(name),
+          [backend = name.toStdString()](Store& s) { return latest_stored_passport(s, backend); },
+          [this, name](std::optional<StoredPassport> stored) {
+            if (!stored || current_backend() != name || measured().contains(name)) return;
+            model_->set_passport(stored->passport);
+            note_->setText(tr("Passport of the <b>%1</b> backend as measured for run %2 (%3), from the store; "
+                              "<i>Measure again</i> measures it now.")
+                               .arg(name)
+                               .arg(stored->run_id)
+                               .arg(QString::fromStdString(stored->at).toHtmlEscaped()));
+            table_->resizeColumnsToContents();
+            Q_EMIT passport_shown(name);
+          });
   }
   table_->resizeColumnsToContents();
+  Q_EMIT passport_shown(name);
 }
 
 void PassportPanel::measure_again() {
-  QListWidgetItem* item = backends_->currentItem();
-  if (item == nullptr) return;
-  const QString name = item->text();
+  const QString name = current_backend();
+  if (name.isEmpty()) return;
   auto result = std::make_shared<Passport>();
   auto* job = new Job(tr("Measuring %1").arg(name), [name, result](const ProgressFn& progress, Job&) {
     progress(0.0, "creating the backend");

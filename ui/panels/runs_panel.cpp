@@ -79,7 +79,7 @@ RunsPanel::RunsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   progress_ = new QProgressBar(form_box);
   progress_->setRange(0, 1000);
   progress_->setValue(0);
-  result_ = new QLabel(tr("Open a .p64 in Models, then start a session."), form_box);
+  result_ = new QLabel(form_box);
   result_->setWordWrap(true);
   result_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   auto* form = new QFormLayout;
@@ -153,11 +153,23 @@ RunsPanel::RunsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   connect(&wb_, &Workbench::store_written, this, &RunsPanel::reload);
   connect(&wb_, &Workbench::store_changed, this, &RunsPanel::reload);
   connect(&wb_, &Workbench::run_requested, this, &RunsPanel::select_run);
+  connect(&wb_, &Workbench::model_changed, this, &RunsPanel::show_hint);
   connect(&wb_, &Workbench::backend_changed, this, [this] {
     if (config_->text().startsWith("backend=") && !config_->text().contains(','))
       config_->setText(QString("backend=%1").arg(wb_.backend()));
   });
+  show_hint();
   reload();
+}
+
+void RunsPanel::show_hint() {
+  // A session's outcome stays until the next one; only the hint follows the open model.
+  if (!hint_shown_ && !result_->text().isEmpty()) return;
+  hint_shown_ = true;
+  result_->setText(wb_.model_path().isEmpty()
+                       ? tr("Open a model in Models (File › Open, Ctrl+O), then start a session.")
+                       : tr("Ready: %1 is open. Choose the session and press Start.")
+                             .arg(QFileInfo(wb_.model_path()).fileName().toHtmlEscaped()));
 }
 
 void RunsPanel::reload() {
@@ -170,7 +182,10 @@ void RunsPanel::reload() {
         if (pending_select_) select_run(pending_select_);
         Q_EMIT reloaded();
       },
-      [this](const QString& m) { result_->setText(tr("The store could not be read: %1").arg(m)); });
+      [this](const QString& m) {
+        hint_shown_ = false;
+        result_->setText(tr("The store could not be read: %1").arg(m));
+      });
 }
 
 void RunsPanel::select_run(qint64 run_id) {
@@ -233,6 +248,7 @@ void RunsPanel::show_run(const QModelIndex& proxy_index) {
 
 void RunsPanel::begin_session(Job* job) {
   session_ = job;
+  hint_shown_ = false;
   start_->setEnabled(false);
   cancel_->setEnabled(true);
   progress_->setValue(0);

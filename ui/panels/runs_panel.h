@@ -57,6 +57,7 @@ class RunsPanel : public Panel {
 
  private:
   void begin_session(Job* job);
+  void show_hint();  // what to do next, while no session's outcome is shown
   void show_run(const QModelIndex& proxy_index);
 
   RunTableModel* runs_;
@@ -82,6 +83,7 @@ class RunsPanel : public Panel {
   QTabWidget* detail_tabs_;
   QPointer<Job> session_;
   qint64 pending_select_ = 0;
+  bool hint_shown_ = false;
 };
 
 }  // namespace p64::ui
