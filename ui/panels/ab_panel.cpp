@@ -287,10 +287,11 @@ void AbPanel::fill_switches(SideEditor* side) {
   side->switches->clear();
   side->switches->addItem(tr("choose a switch…"));
   try {
-    auto backend = create_backend(side->backend->currentText().toStdString());
-    for (const SwitchInfo& s : backend->switches()) {
-      for (const QString& v : QString::fromStdString(s.values).split('|', Qt::SkipEmptyParts)) {
-        const QString name = QString::fromStdString(s.name);
+    // The backend's own table, which the option reader checks against: a range offers its
+    // ends and default, never its "lo..hi" text.
+    for (const SwitchInfo& s : backend_switch_table(side->backend->currentText().toStdString())) {
+      for (const std::string& value : s.picker_values()) {
+        const QString name = QString::fromStdString(s.name), v = QString::fromStdString(value);
         side->switches->addItem(QString("%1=%2  (%3%4)")
                                     .arg(name, v, QString::fromStdString(s.status),
                                          v == QString::fromStdString(s.default_value) ? tr(", default") : QString()),
