@@ -105,29 +105,23 @@ std::vector<std::string> differing_switches(const LabConfig& a, const LabConfig&
 std::string judged_switch(const LabConfig& a, const LabConfig& b, const std::string& named) {
   const std::vector<std::string> differing = differing_switches(a, b);
   if (named.empty()) return differing.size() == 1 ? differing.front() : std::string();
-  auto offered = [&named](const LabConfig& c, std::string& names) {
-    bool found = false;
-    for (const SwitchInfo& s : backend_switch_table(c.backend)) {
-      found |= s.name == named;
-      names += (names.empty() ? "" : ", ") + s.name;
-    }
-    return found;
+  auto offers = [&named](const LabConfig& c) {
+    const std::vector<SwitchInfo> table = backend_switch_table(c.backend);
+    return std::any_of(table.begin(), table.end(), [&named](const SwitchInfo& s) { return s.name == named; });
   };
-  std::string names_a, names_b;
-  const bool in_a = offered(a, names_a), in_b = offered(b, names_b);
-  if (!in_a && !in_b)
+  if (!offers(a) && !offers(b)) {
+    std::string names;
+    for (const SwitchInfo& s : backend_switch_table(b.backend)) names += (names.empty() ? "" : ", ") + s.name;
     throw Error("A/B: --switch " + named + " is not a switch of the " + resolve_backend_name(b.backend) +
-                " backend (offered: " + names_b + ")");
-  if (std::find(differing.begin(), differing.end(), named) == differing.end()) {
-    std::string what = "A and B differ in no switch";
-    if (!differing.empty()) {
-      what = "A and B differ in ";
-      for (size_t i = 0; i < differing.size(); ++i) what += (i ? ", " : "") + differing[i];
-    }
-    throw Error("A/B: --switch " + named + " is " + switch_value(b, named) + " on both sides, so the A/B cannot judge it (" +
-                what + ")");
+                " backend (offered: " + names + ")");
   }
-  return named;
+  if (std::find(differing.begin(), differing.end(), named) != differing.end()) return named;
+  std::string what;
+  for (const std::string& d : differing) what += (what.empty() ? "" : ", ") + d;
+  what = what.empty() ? "A and B differ in no switch" : "A and B differ in " + what;
+  const std::string va = switch_value(a, named), vb = switch_value(b, named);
+  const std::string how = va == vb ? "is " + vb + " on both sides" : "is set by neither A nor B";
+  throw Error("A/B: --switch " + named + " " + how + ", so the A/B cannot judge it (" + what + ")");
 }
 
 Passport lab_passport(Backend& backend) {
