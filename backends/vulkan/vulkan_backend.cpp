@@ -63,28 +63,6 @@ uint32_t unit_elems(DType t) { return is_float(t) ? 4 : 32; }
 uint32_t div_up(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 uint64_t align_up(uint64_t a, uint64_t b) { return (a + b - 1) / b * b; }
 
-// 4 -> 8 on 2026-12-02 (two A/B wins on the H200, Llama-3.2-3B Q4_K_M: B/A 1.36, 1.37); 8 -> 16
-// with gemv_kernel scalar -> wide on 2026-12-04, the pair's three consecutive A/B wins on the same
-// model (B/A 1.052, 1.018, 1.019; docs/results/h200-2026-12-04-vulkan-b.txt). wide alone had won
-// on smollm2-360m Q8_0 (B/A 1.215, 1.246) and was even on the 3B model.
-constexpr int kRowsPerWorkgroup = 16;
-constexpr const char* kGemvKernel = "wide";
-// Promoted from 0 (off) on 2026-12-04: two consecutive A/B wins on the H200, Llama-3.2-3B Q4_K_M
-// (B/A 1.047 and 1.056, scalar kernel at 8 rows): FFN down gets 64 threads per row.
-constexpr int kMaxUnitsPerThread = 4;
-// Both promoted on 2026-12-04, each with two consecutive A/B wins on the H200, 3B Q4_K_M
-// (docs/results/h200-2026-12-04-vulkan-c.txt): max_workgroup_threads 0 -> 512 (B/A 1.004, 1.002;
-// FFN down drops to 8 rows of 64 threads), then units_in_flight 2 -> 1 on top (B/A 1.058, 1.059).
-constexpr int kMaxWorkgroupThreads = 512;
-constexpr int kUnitsInFlight = 1;
-// Promoted from 1 on 2026-12-04: two consecutive A/B wins on the H200 at 4k context, 3B Q4_K_M
-// (B/A 3.49, 3.47); at 128 tokens 8 splits measured even (B/A 1.003, 0.997), so short contexts
-// keep one workgroup per head: below kAttnSplitFrom positions the step is recorded without splits.
-constexpr int kAttnSplits = 16;
-constexpr int kAttnSplitFrom = 512;
-constexpr int kAttnValueBatch = 4;  // 8 and 16 measured even on the H200 (350.5, 349.7 vs 350.8)
-
-
 }  // namespace
 
 VulkanBackend::~VulkanBackend() {
@@ -97,6 +75,7 @@ VulkanBackend::~VulkanBackend() {
   }
 }
 
+// The defaults were set by A/B wins: docs/results/vulkan-switch-promotions.md has the evidence.
 const std::vector<SwitchInfo>& switch_table() {
   static const std::vector<SwitchInfo> t = {
       enum_switch("subgroup_reduce",
@@ -104,35 +83,35 @@ const std::vector<SwitchInfo>& switch_table() {
         "auto", {"auto", "0", "1"}, "default"),
       int_switch("rows_per_workgroup",
         "matrix rows per workgroup of the decode GEMV",
-        kRowsPerWorkgroup, {1, 2, 4, 8, 16, 32}, "default"),
+        16, {1, 2, 4, 8, 16, 32}, "default"),
       int_switch("threads_per_row",
         "threads summing one row of the decode GEMV; 0 = max(32, subgroup size)",
         0, {0, 8, 16, 32, 64, 128}, "default"),
       enum_switch("gemv_kernel",
         "decode GEMV: scalar = one unit per thread at a time; wide = 16-byte loads, units_in_flight units per "
         "row in flight per thread, rows_per_group rows per thread group",
-        kGemvKernel, {"scalar", "wide"}, "default"),
+        "wide", {"scalar", "wide"}, "default"),
       int_switch("max_units_per_thread",
         "decode GEMV: per matrix, double threads_per_row (up to 128, and 1024 threads per workgroup) while a "
         "thread would sum more than this many 32-element units of a row (long rows, e.g. FFN down); 0 = off",
-        kMaxUnitsPerThread, {0, 2, 4, 8}, "default"),
+        4, {0, 2, 4, 8}, "default"),
       int_switch("attn_splits",
         "decode attention: workgroups per query head, each over its share of the positions; the "
         "last to finish merges them (flash-decoding in one dispatch), from attn_split_from positions on",
-        kAttnSplits, {1, 2, 4, 8, 16, 32}, "default"),
+        16, {1, 2, 4, 8, 16, 32}, "default"),
       int_switch("attn_value_batch",
         "decode attention: positions whose value rows a thread group loads before it sums them",
-        kAttnValueBatch, {4, 8, 16}, "opt-in"),
+        4, {4, 8, 16}, "opt-in"),
       int_range_switch("attn_split_from",
         "context length (positions) from which decode attention uses attn_splits",
-        kAttnSplitFrom, 1, 1048576, "default"),
+        512, 1, 1048576, "default"),
       int_switch("max_workgroup_threads",
         "decode GEMV: halve a matrix's rows per workgroup while rows x threads per row "
         "exceed this (FFN down, whose long rows get more threads); 0 = no cap",
-        kMaxWorkgroupThreads, {0, 256, 512, 1024}, "default"),
+        512, {0, 256, 512, 1024}, "default"),
       int_switch("units_in_flight",
         "weight units per row a thread loads before it computes on them (gemv_kernel=wide)",
-        kUnitsInFlight, {1, 2, 4, 8}, "default"),
+        1, {1, 2, 4, 8}, "default"),
       int_switch("rows_per_group",
         "rows one group of threads_per_row threads sums together, sharing input reads "
         "(gemv_kernel=wide)",
@@ -363,7 +342,6 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   tu.wide = sw.text("gemv_kernel") == "wide";
   tu.units_in_flight = static_cast<uint32_t>(sw.integer("units_in_flight"));
   tu.rows_per_group = static_cast<uint32_t>(sw.integer("rows_per_group"));
-  // Promoted on 2026-12-04: two A/B wins on the H200, 3B Q4_K_M (B/A 1.015, 1.016).
   tu.mantissa = sw.flag("mantissa_fields");
   tu.fused_gate_up = sw.flag("fused_gate_up");
   tu.fuse_norm = sw.flag("fuse_norm");
@@ -371,7 +349,6 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   if (tu.overlap && (!tu.subgroups || !tu.fuse_norm || !tu.fused_gate_up))
     throw Error("vulkan backend: overlap=1 needs subgroup reductions, fuse_norm=1 and fused_gate_up=1");
   tu.pipeline_cache = sw.flag("pipeline_cache");
-  // Promoted on 2026-12-04: two A/B wins on the H200, 3B Q4_K_M (B/A 1.042, 1.040).
   tu.fence_poll = sw.flag("fence_poll");
   tu.ubatch = static_cast<uint32_t>(sw.integer("prefill_ubatch"));
 
