@@ -7,12 +7,10 @@
 
 #include "app/cli/command_registry.h"
 #include "app/cli/decode_args.h"
-#include "engine/lab/ab.h"
+#include "engine/lab/experiment.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/store.h"
 #include "engine/lab/store_text.h"
-#include "engine/runtime/backend_registry.h"
-#include "engine/model/model.h"
 
 namespace p64::cli {
 namespace {
@@ -43,29 +41,23 @@ void print_side(const char* label, const AbSide& s) {
 }
 
 void run(const Args& a) {
-  const LabConfig ca = LabConfig::parse(a.a), cb = LabConfig::parse(a.b);
-  // One model may serve both sides: converted for their backend when they share one.
-  const std::string both = resolve_backend_name(ca.backend) == resolve_backend_name(cb.backend) ? ca.backend : "";
-  auto model = open_lab_model(a.model, both, a.tokenizer, stderr_progress_line("convert"));
-  auto model_b = a.model_b.empty() ? model : open_lab_model(a.model_b, both, a.tokenizer, stderr_progress_line("convert"));
-  std::unique_ptr<Store> store = a.no_store ? nullptr : Store::open(a.db);
-  AbParams p;
-  p.runs = a.runs;
-  p.warmup = a.warmup;
-  p.decode_tokens = a.tokens;
-  p.prompt_tokens = a.prompt_tokens;
-  p.quality_tokens = a.quality_tokens;
-  AbResult r = run_ab(ca, model, cb, model_b, p, a.switch_name, stderr_progress_line("ab"));
-  StoredAb stored;
-  if (store) {
-    for (const AbSide* s : {&r.a, &r.b}) {
-      auto backend = create_backend(s->backend);
-      store->sync_switches(s->backend, backend->switches());
-    }
-    stored = judge_and_store_ab(*store, r, *model, a.model, model_b.get(), a.model_b.empty() ? a.model : a.model_b);
-  } else {
-    stored.outcome = judge_ab(r, std::nullopt);
-  }
+  AbExperimentRequest req;
+  req.model_path = a.model;
+  req.tokenizer_path = a.tokenizer;
+  req.model_path_b = a.model_b;
+  req.a = LabConfig::parse(a.a);
+  req.b = LabConfig::parse(a.b);
+  req.switch_name = a.switch_name;
+  req.params.runs = a.runs;
+  req.params.warmup = a.warmup;
+  req.params.decode_tokens = a.tokens;
+  req.params.prompt_tokens = a.prompt_tokens;
+  req.params.quality_tokens = a.quality_tokens;
+  if (!a.no_store) req.store_path = a.db;
+  const AbExperimentOutcome out =
+      run_ab_experiment(req, {stderr_progress_line("convert"), {}, stderr_progress_line("ab")});
+  const AbResult& r = out.result;
+  const StoredAb& stored = out.stored;
   const VerdictOutcome& o = stored.outcome;
   if (a.json) {
     nlohmann::json j = ab_to_json(r, o);
@@ -100,7 +92,7 @@ void run(const Args& a) {
   std::printf("  switch: %s  previous verdict: %s\n", r.switch_name.empty() ? no_switch : r.switch_name.c_str(),
               stored.previous ? std::string(to_string(*stored.previous)).c_str() : "none");
   std::printf("\n  VERDICT: %s — %s\n", std::string(to_string(o.verdict)).c_str(), o.reason.c_str());
-  if (store) std::printf("  stored as run %lld in %s\n", static_cast<long long>(stored.run_id), store->path().c_str());
+  if (stored.run_id) std::printf("  stored as run %lld in %s\n", static_cast<long long>(stored.run_id), out.store_path.c_str());
 }
 
 const CommandRegistration reg(42, [](CLI::App& root) {
@@ -111,7 +103,8 @@ const CommandRegistration reg(42, [](CLI::App& root) {
       ->check(CLI::ExistingFile);
   c->add_option("--a", args->a, "Config A, e.g. \"backend=cpu\"")->capture_default_str();
   c->add_option("--b", args->b, "Config B, e.g. \"backend=cpu,opt.kv_f16=1\"")->required();
-  c->add_option("--switch", args->switch_name, "Switch the verdict is about (default: the one switch that differs)");
+  c->add_option("--switch", args->switch_name,
+                "Switch the verdict is about; A and B must set it differently (default: the one switch that differs)");
   c->add_option("--runs", args->runs, "Measured runs per side (>= 2; the test needs 4 or more to reach p < 0.05)")->capture_default_str()->check(CLI::Range(2, 1000));
   c->add_option("--warmup", args->warmup, "Untimed runs per side first")->capture_default_str();
   c->add_option("--tokens", args->tokens, "Decode steps per run")->capture_default_str()->check(CLI::Range(1, 1 << 20));

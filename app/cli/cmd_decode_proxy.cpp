@@ -9,11 +9,10 @@
 #include "app/cli/decode_args.h"
 #include "app/cli/option_checks.h"
 #include "engine/common/error.h"
-#include "engine/lab/decode_proxy.h"
+#include "engine/lab/experiment.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/store.h"
 #include "engine/lab/store_text.h"
-#include "engine/model/model.h"
 
 namespace p64::cli {
 namespace {
@@ -45,46 +44,36 @@ void print_machine(const DecodeProxyResult& r) {
 }
 
 void run(const Args& a) {
-  const LabConfig config = LabConfig::from_options(a.backend, a.threads, a.opts);
-  auto model = open_lab_model(a.model, config.backend, a.tokenizer, stderr_progress_line("convert"));
-  std::unique_ptr<Store> store = a.no_store ? nullptr : Store::open(a.db);
-  const uint32_t needed = static_cast<uint32_t>(std::max(0, a.prompt_tokens) + std::max(0, a.tokens));
-  LoadedBackend lb = load_backend(config, model, needed);
-  if (store) store->sync_switches(lb.name, lb.backend->switches());
-
-  DecodeProxyParams p;
-  p.decode_tokens = a.tokens;
-  p.prompt_tokens = a.prompt_tokens;
-  p.runs = a.runs;
-  p.warmup = a.warmup;
-  p.warm_repeats = a.warm;
-  DecodeProxyResult r = run_decode_proxy(*lb.backend, *model, lb.passport, p, stderr_progress_line("decode-proxy"));
-
-  int64_t run_id = 0;
-  if (store) {
-    RunBundle b = begin_run_bundle(store.get(), RunKind::DecodeProxy, *model, a.model, lb, config);
-    b.samples = r.samples;
-    b.run.params_json = nlohmann::json{{"tokens", a.tokens}, {"prompt_tokens", a.prompt_tokens}, {"runs", a.runs},
-                                       {"warmup", a.warmup}, {"warm", a.warm}}
-                            .dump();
-    b.run.summary_json = nlohmann::json(r).dump();
-    run_id = store->write_run(std::move(b));
-  }
+  ExperimentRequest req;
+  req.model_path = a.model;
+  req.tokenizer_path = a.tokenizer;
+  req.config = LabConfig::from_options(a.backend, a.threads, a.opts);
+  req.decode_tokens = a.tokens;
+  req.prompt_tokens = a.prompt_tokens;
+  req.runs = a.runs;
+  req.warmup = a.warmup;
+  req.warm_repeats = a.warm;
+  if (!a.no_store) req.store_path = a.db;
+  const ExperimentOutcome out =
+      run_experiment(req, {stderr_progress_line("convert"), {}, stderr_progress_line("decode-proxy")});
+  const DecodeProxyResult& r = out.decode_proxy;
+  const LabConfig& config = req.config;
+  const std::string& device = out.passport.device.name;
 
   if (a.json) {
-    nlohmann::json j = r;
+    nlohmann::json j = out.summary;
     j["model"] = a.model;
-    j["backend"] = lb.name;
-    j["device"] = lb.passport.device.name;
+    j["backend"] = out.backend;
+    j["device"] = device;
     j["config"] = config.to_string();
-    j["load_ms"] = lb.load_ms;
-    j["run_id"] = run_id;
-    if (store) j["db"] = store->path();
+    j["load_ms"] = out.load_ms;
+    j["run_id"] = out.run_id;
+    if (out.run_id) j["db"] = out.store_path;
     std::cout << json_text(j, 2) << "\n";
     return;
   }
-  std::printf("decode-proxy %s\n  backend %s (%s), config %s, load %.0f ms\n", a.model.c_str(), lb.name.c_str(),
-              lb.passport.device.name.c_str(), config.to_string().c_str(), lb.load_ms);
+  std::printf("decode-proxy %s\n  backend %s (%s), config %s, load %.0f ms\n", a.model.c_str(), out.backend.c_str(),
+              device.c_str(), config.to_string().c_str(), out.load_ms);
   std::printf("  prompt %d ids: %s\n  decode %d tokens per run, %d warm-up, %d runs%s\n", a.prompt_tokens,
               r.prompt.rule.c_str(), a.tokens, a.warmup, a.runs,
               a.warm ? (", " + std::to_string(a.warm) + " warm repeats").c_str() : "");
@@ -110,7 +99,7 @@ void run(const Args& a) {
                 format_min_median_max(r.warm_decode_tok_s, 2).c_str(), 100 * r.warm_over_peak,
                 r.warm_within_10pct ? "yes" : "NO");
   print_machine(r);
-  if (store) std::printf("  stored as run %lld in %s\n", static_cast<long long>(run_id), store->path().c_str());
+  if (out.run_id) std::printf("  stored as run %lld in %s\n", static_cast<long long>(out.run_id), out.store_path.c_str());
 }
 
 const CommandRegistration reg(40, [](CLI::App& root) {

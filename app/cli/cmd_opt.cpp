@@ -29,14 +29,9 @@ const CommandRegistration reg(46, [](CLI::App& root) {
   show->add_option("--db", a->db, "Lab store (SQLite)")->capture_default_str();
   list->callback([a] {
     auto store = Store::open(a->db);
-    for (const auto& f : backend_factories()) {  // register what this build's backends offer
+    for (const auto& f : backend_factories()) {  // register what this machine's backends offer
       std::string why;
-      if (!f.available(&why)) continue;
-      try {
-        store->sync_switches(f.name, f.create()->switches());
-      } catch (const std::exception&) {
-        // a backend that cannot be created here lists nothing
-      }
+      if (f.available(&why)) store->sync_switches(f.name, backend_switch_table(f.name));
     }
     OptimisationFilter filter;
     if (!a->status.empty()) filter.status = opt_status_from_string(a->status);

@@ -10,10 +10,10 @@
 #include "app/cli/option_checks.h"
 #include "engine/common/atomic_output.h"
 #include "engine/common/error.h"
+#include "engine/lab/experiment.h"
 #include "engine/lab/lab_run.h"
+#include "engine/lab/store.h"
 #include "engine/lab/store_text.h"
-#include "engine/lab/timeline_run.h"
-#include "engine/model/model.h"
 
 namespace p64::cli {
 namespace {
@@ -39,49 +39,29 @@ void run(const Args& a) {
   trace_policy.reads(a.model, "the model this command reads");
   if (!a.no_store) protect_store_files(trace_policy, a.db);
   if (!a.trace.empty()) check_output_path(a.trace, trace_policy);  // before the measurement, not after
-  const LabConfig config = LabConfig::from_options(a.backend, a.threads, a.opts);
-  auto model = open_lab_model(a.model, config.backend, a.tokenizer, stderr_progress_line("convert"));
-  std::unique_ptr<Store> store = a.no_store ? nullptr : Store::open(a.db);
-  LoadedBackend lb = load_backend(config, model, static_cast<uint32_t>(a.prompt_tokens + a.tokens + 1));
-  if (store) store->sync_switches(lb.name, lb.backend->switches());
-  TimelineParams p;
-  p.decode_tokens = a.tokens;
-  p.prompt_tokens = a.prompt_tokens;
-  TimelineResult r = run_timeline(*lb.backend, *model, p, stderr_progress_line("timeline"));
-  if (r.spans.empty())
-    throw Error("timeline: backend '" + lb.name + "' reported no spans (it does not implement set_timeline)");
-
+  ExperimentRequest req;
+  req.measurement = Measurement::Timeline;
+  req.model_path = a.model;
+  req.tokenizer_path = a.tokenizer;
+  req.config = LabConfig::from_options(a.backend, a.threads, a.opts);
+  req.decode_tokens = a.tokens;
+  req.prompt_tokens = a.prompt_tokens;
+  if (!a.no_store) req.store_path = a.db;
+  const ExperimentOutcome out =
+      run_experiment(req, {stderr_progress_line("convert"), {}, stderr_progress_line("timeline")});
+  const TimelineResult& r = out.timeline;
   if (!a.trace.empty())
-    write_file_atomically(a.trace, json_text(chrome_trace(r.spans, "p64 timeline " + a.model + " (" + lb.name + ")")),
+    write_file_atomically(a.trace, json_text(chrome_trace(r.spans, "p64 timeline " + a.model + " (" + out.backend + ")")),
                           trace_policy);
-  nlohmann::json summary = r.summary;
-  summary["decode_wall_ms"] = r.decode_wall_ms;
-  summary["prefill_wall_ms"] = r.prefill_wall_ms;
-  summary["coverage"] = r.coverage;
-  summary["tokens"] = a.tokens;
-  summary["prompt_tokens"] = a.prompt_tokens;
-  int64_t run_id = 0;
-  if (store) {
-    RunBundle b = begin_run_bundle(store.get(), RunKind::Timeline, *model, a.model, lb, config);
-    b.ops = r.spans;
-    b.run.params_json = nlohmann::json{{"tokens", a.tokens}, {"prompt_tokens", a.prompt_tokens}}.dump();
-    b.run.summary_json = summary.dump();
-    SampleRecord s;
-    s.prompt_tokens = a.prompt_tokens;
-    s.decode_tokens = a.tokens;
-    s.decode_tok_s = r.decode_wall_ms > 0 ? a.tokens / (r.decode_wall_ms / 1e3) : 0;  // with timing on
-    s.peak_device_bytes = lb.backend->device_memory_peak();
-    b.samples.push_back(s);
-    run_id = store->write_run(std::move(b));
-  }
+  nlohmann::json summary = out.summary;
   if (a.json) {
-    summary["run_id"] = run_id;
-    summary["backend"] = lb.name;
+    summary["run_id"] = out.run_id;
+    summary["backend"] = out.backend;
     std::cout << summary.dump(2) << "\n";
     return;
   }
   const TimelineSummary& t = r.summary;
-  std::printf("timeline %s, backend %s (%s)\n", a.model.c_str(), lb.name.c_str(), lb.passport.device.name.c_str());
+  std::printf("timeline %s, backend %s (%s)\n", a.model.c_str(), out.backend.c_str(), out.passport.device.name.c_str());
   std::printf("  %d decode steps: wall %.3f ms/step, spans %.3f ms/step (coverage %.1f%%); prefill of %d: wall %.3f ms, spans %.3f ms\n",
               t.steps, r.decode_wall_ms / std::max(1, a.tokens), t.span_ms_per_step, 100 * r.coverage, a.prompt_tokens,
               r.prefill_wall_ms, t.prefill_ms);
@@ -96,7 +76,7 @@ void run(const Args& a) {
     std::printf("  %-12s %-7s %10.4f %6d %6.1f%%\n", o.name.c_str(), o.group.c_str(), o.ms, o.count, 100 * o.share);
   }
   if (!a.trace.empty()) std::printf("\n  trace: %s (open in https://ui.perfetto.dev)\n", a.trace.c_str());
-  if (store) std::printf("  stored as run %lld in %s\n", static_cast<long long>(run_id), store->path().c_str());
+  if (out.run_id) std::printf("  stored as run %lld in %s\n", static_cast<long long>(out.run_id), out.store_path.c_str());
 }
 
 const CommandRegistration reg(41, [](CLI::App& root) {

@@ -15,7 +15,8 @@ void register_all_backends() {
   static bool done = false;
   if (done) return;
   done = true;
-  register_backend({"cpu", 0, [](std::string*) { return true; }, [] { return make_cpu_backend(); }});
+  register_backend(
+      {"cpu", 0, [](std::string*) { return true; }, [] { return make_cpu_backend(); }, [] { return cpu_switch_table(); }});
 #ifdef P64_HAVE_CUDA
   register_cuda_backend();
 #endif

@@ -43,216 +43,212 @@ struct DevLayer {
   DevMatrix wq, wk, wv, wo, gate, up, down;
 };
 
+// What parse_switches() reads from the table; every field is set there (the table owns the defaults).
 struct Switches {
-  bool graphs = true;
-  bool pdl = true;
-  bool fuse_norm = false;
-  bool l2_prefetch = false;
-  bool gemv_reg_cap = true;
+  bool graphs{};
+  bool pdl{};
+  bool fuse_norm{};
+  bool l2_prefetch{};
+  bool gemv_reg_cap{};
   // 0 = auto: 2 for Q8_0 matrices, 1 for the K-quants (promoted 2026-12-04 on the H200: 1 on
   // the 3B Q4_K_M B/A 1.079, 1.082; 2 on the 3B Q8_0 B/A 1.052, 1.053)
-  int gemv_in_flight = 0;
-  int act_bits = 16;  // act_quant: int16 | int8 | f32 (0)
-  bool fused_gate_up = true;
-  bool qkv_fused = true;
-  int gemv_rows = 2;
-  int gemv_fill = 0;  // blocks per multiprocessor a GEMV grid should reach; 0: rows per warp fixed
-  int attn_chunk = 16;
-  int attn_grid = 0;      // split blocks per kv head; 0: one per possible split
+  int gemv_in_flight{};
+  int act_bits{};  // act_quant: int16 | int8 | f32 (0)
+  bool fused_gate_up{};
+  bool qkv_fused{};
+  int gemv_rows{};
+  int gemv_fill{};  // blocks per multiprocessor a GEMV grid should reach; 0: rows per warp fixed
+  int attn_chunk{};
+  int attn_grid{};      // split blocks per kv head; 0: one per possible split
   // splits the attention combine loads before merging them (8 promoted on the H200 2026-12-04:
   // B/A 1.009, 1.011 on the 3B Q4_K_M)
-  int combine_batch = 8;
-  bool rms_batched = true;  // promoted on the H200 2026-12-04: B/A 1.010, 1.010 on the 3B Q4_K_M
-  int argmax_batch = 16;  // promoted on the H200 2026-12-04: B/A 1.005, 1.004 (after 1.004, 1.002 inconclusive)
-  bool attn_early = true;  // promoted on the H200 2026-12-04: B/A 1.044, 1.045 on the 3B Q4_K_M
-  bool qkv_rope = true;  // RoPE + KV write in the q/k/v GEMV epilogue
-  bool gemv_tiles = true;  // gemv_layout=tiles
-  int gemv_split = 0;       // rows per block of the block-split GEMV; 0: a warp owns whole rows
-  bool swiglu_quant = false;  // the gate/up GEMV quantizes the down projection's input itself
-  bool gemv_prologue = false;  // each GEMV normalizes and quantizes its own input
-  std::string kv_type = "auto";
-  bool batched_prefill = true;  // prefill: batched | stepwise
-  int prefill_chunk = 512;
-  int prefill_batch_min = 8;  // shorter prompts go token by token through the decode step's graph
-  bool prefill_splitk = false;
-  int prefill_attn_group = 1;
+  int combine_batch{};
+  bool rms_batched{};  // promoted on the H200 2026-12-04: B/A 1.010, 1.010 on the 3B Q4_K_M
+  int argmax_batch{};  // promoted on the H200 2026-12-04: B/A 1.005, 1.004 (after 1.004, 1.002 inconclusive)
+  bool attn_early{};  // promoted on the H200 2026-12-04: B/A 1.044, 1.045 on the 3B Q4_K_M
+  bool qkv_rope{};  // RoPE + KV write in the q/k/v GEMV epilogue
+  bool gemv_tiles{};  // gemv_layout=tiles
+  int gemv_split{};       // rows per block of the block-split GEMV; 0: a warp owns whole rows
+  bool swiglu_quant{};  // the gate/up GEMV quantizes the down projection's input itself
+  bool gemv_prologue{};  // each GEMV normalizes and quantizes its own input
+  std::string kv_type{};
+  bool batched_prefill{};  // prefill: batched | stepwise
+  int prefill_chunk{};
+  int prefill_batch_min{};  // shorter prompts go token by token through the decode step's graph
+  bool prefill_splitk{};
+  int prefill_attn_group{};
 };
 
 const std::vector<SwitchInfo>& switch_table() {
   static const std::vector<SwitchInfo> t = {
-      {"graphs", "capture the decode step once as a CUDA graph and replay it per token (position and token "
-                 "come from device memory, no re-capture)", "1", "0|1", "default"},
-      {"pdl", "programmatic dependent launch: each kernel of the step is scheduled while its predecessor "
-              "finishes and loads its first weights before waiting for it", "1", "0|1", "default"},
-      {"fuse_norm", "RMSNorm and the FFN activation quantization folded into the GEMVs: the residual add's "
-                    "epilogue writes the next norm's input quantized plus partial sums of squares, the "
-                    "consumer scales by 1/rms (integer paths only); slower on the H200: its 32-row blocks "
-                    "serialize the rows' loads", "0", "0|1", "rejected"},
-      {"l2_prefetch", "each GEMV's blocks issue bulk L2 prefetches of the next matrices' weights (up to 32 MiB) "
-                      "before waiting for their inputs, so weight streaming continues across kernel boundaries; "
-                      "rejected on the H200 (B/A 0.65 twice: the prefetch traffic competes with the live GEMV)",
-       "0", "0|1", "rejected"},
-      {"gemv_regs", "decode GEMV register budget: 'free' lets the compiler take ~130-160 registers (3 blocks per "
-                    "SM), 'cap' limits them so 4 blocks fit (integer paths, 1-2 rows per warp)", "cap", "free|cap",
-       "default"},
-      {"gemv_in_flight", "decode GEMV (integer paths): 32-unit rounds per lane whose weight loads are issued before "
-                         "any arithmetic on them; 1 frees registers for more resident warps. auto: 2 for Q8_0 matrices, "
-                         "1 for the K-quants (H200 2026-12-04: 1 on the 3B Q4_K_M B/A 1.079, 1.082; 2 on the 3B Q8_0 "
-                         "B/A 1.052, 1.053)", "auto", "auto|1|2", "default"},
-      {"act_quant", "GEMV activations for Q4_K/Q6_K/Q8_0: int16 per 32 with dp2a, int8 per 32 with dp4a "
-                    "(llama.cpp's mmvq idea; fails the quality gate on deep models), or f32 FMA on dequantized "
-                    "weights", "int16", "int16|int8|f32", "default"},
-      {"fused_gate_up", "gate and up rows in one GEMV launch with SwiGLU in its epilogue", "1", "0|1", "default"},
-      {"qkv_fused", "q, k and v projections of one dtype in one GEMV launch", "1", "0|1", "default"},
-      {"gemv_rows", "matrix rows per warp in the decode GEMV (activation reuse vs. parallelism)", "2", "1|2|4",
-       "default"},
-      {"gemv_fill", "decode GEMV: rows per warp halved (down to 1; 2 with the rope epilogue) for a matrix whose grid "
-                    "would have fewer than this many blocks per multiprocessor, e.g. the 3B's o and down (3072 rows: "
-                    "384 blocks of 8 rows for 528 slots); 0: gemv_rows everywhere", "0", "0|2|3|4|6|8", "opt-in"},
-      {"attn_chunk", "cached positions per flash-decoding split block", "16", "16|32|64|128|256", "default"},
-      {"attn_grid", "flash-decoding split blocks launched per kv head, each walking every n-th split in use; 0 "
-                    "launches one block per possible split of the context (most exit at once at short contexts)",
-       "0", "0|16|32|64", "opt-in"},
-      {"combine_batch", "attention combine: the partials (max, sum, weighted V) of this many splits are loaded before "
-                        "any is merged, one online-softmax rescale per batch, so a batch costs one memory latency; 1: a "
-                        "pass for the max then one for the sums, split by split (H200 2026-12-04: B/A 1.009, 1.011)", "8", "1|8",
-       "default"},
-      {"rms_batched", "RMSNorm kernels: each thread loads all its elements of the sum of squares (up to 16) before "
-                      "adding them, and its norm weight before waiting for the producer, so the pass costs one memory "
-                      "latency instead of a strided loop's (H200 2026-12-04: B/A 1.010, 1.010)", "1", "0|1", "default"},
-      {"argmax_batch", "device argmax (one block): logits each thread loads before comparing them, so the scan of a "
-                       "128k vocabulary needs 8 rounds of loads instead of 125 dependent ones (H200 2026-12-04: B/A 1.005, 1.004)",
-       "16", "1|16", "default"},
-      {"attn_early", "decode attention: each split block loads its first round of cached K/V rows (all but the step's "
-                     "own position) and both attention kernels read the position before waiting for the q/k/v GEMV, "
-                     "so those loads overlap the GEMV's tail (H200 2026-12-04: B/A 1.044, 1.045)", "1", "0|1", "default"},
-      {"qkv_rope", "RoPE and the k/v cache write in the q/k/v GEMV's epilogue (a warp's adjacent rows are a "
-                   "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs); "
-                   "promoted on the H200 (B/A 1.006, 1.004)", "1", "0|1", "default"},
-      {"gemv_layout", "decode GEMV weight layout: 'blocks' reads the file's Q4_K/Q6_K blocks (AoS or SoA); 'tiles' "
-                      "repacks them at load (tiled_weights.h): one 16-byte load per 32-element sub-block, its scale facts "
-                      "in one header shared by 8 lanes; the prefill GEMMs and the embedding read the same copy; "
-                      "int16 activations only (act_quant=int8|f32 read the blocks)",
-       "tiles", "blocks|tiles", "default"},
-      {"gemv_split", "decode GEMV (SoA and tiled integer forms): a block of 128 threads owns this many rows and its "
-                     "threads split the rows' units, so every weight load of a 3072-wide row is in flight at once "
-                     "(gemv_split.cu); 0: a warp owns whole rows and loads them in rounds", "0", "0|2|4", "opt-in"},
-      {"swiglu_quant", "the fused gate/up GEMV's SwiGLU epilogue writes the down projection's int16 input (blocks "
-                       "of 32 rows, 16 warps) instead of a separate quantization kernel: one launch fewer per layer",
-       "0", "0|1", "opt-in"},
-      {"gemv_prologue", "each GEMV block makes its own int16 input in shared memory from the fp32 vector: "
-                        "RMSNorm before q/k/v, gate/up and the logits, the plain quantization before down "
-                        "(gemv_prologue.cuh); no rms_attn, rms_ffn, ffn_quant, rms_final launches. Needs int16 "
-                        "activations on integer paths, gemv_rows=2, gemv_regs=cap, no fuse_norm/swiglu_quant; "
-                        "otherwise the separate kernels run. Rejected on the H100: B/A 0.660, 0.659 on the 3B Q4_K_M "
-                        "(every block pays ~5 us of prologue per wave, more than the launch it saves)", "0", "0|1",
-       "rejected"},
-      {"kv_type", "KV cache element type; auto = f32 for F32 models, f16 otherwise", "auto", "auto|f16|f32",
-       "default"},
-      {"prefill", "batched: the prompt as T-token matrices on tensor cores (GEMMs dequantizing weight tiles to "
-                  "f16 in shared memory, batched causal attention); stepwise: token by token through the decode "
-                  "step", "batched", "batched|stepwise", "default"},
-      {"prefill_chunk", "tokens per batched-prefill pass (longer prompts run in chunks of this many)", "512",
-       "64|128|256|512|1024|2048", "default"},
-      {"prefill_batch_min", "prompts shorter than this many tokens skip the batched prefill and go token by "
-                            "token through the decode step's graph (the batched pass has a fixed cost of several "
-                            "decode steps: ~10 ms against 1.4 ms a token on the H100's 3B Q4_K_M); 1: every prompt "
-                            "batched", "8", "1..64", "default"},
-      {"prefill_splitk", "batched prefill: GEMMs whose output tiles leave SMs idle (q/k/v, o, down at 512 tokens) "
-                         "split their k-tiles and add the partial sums in a second pass", "0", "0|1", "opt-in"},
-      {"prefill_attn_group", "batched prefill attention: cached positions per online-softmax update (4: the dot "
-                             "products of 4 positions reduced together, one rescale per group)", "1", "1|4", "opt-in"},
+      bool_switch("graphs",
+        "capture the decode step once as a CUDA graph and replay it per token (position and token "
+        "come from device memory, no re-capture)",
+        true, "default"),
+      bool_switch("pdl",
+        "programmatic dependent launch: each kernel of the step is scheduled while its predecessor "
+        "finishes and loads its first weights before waiting for it",
+        true, "default"),
+      bool_switch("fuse_norm",
+        "RMSNorm and the FFN activation quantization folded into the GEMVs: the residual add's "
+        "epilogue writes the next norm's input quantized plus partial sums of squares, the "
+        "consumer scales by 1/rms (integer paths only); slower on the H200: its 32-row blocks "
+        "serialize the rows' loads",
+        false, "rejected"),
+      bool_switch("l2_prefetch",
+        "each GEMV's blocks issue bulk L2 prefetches of the next matrices' weights (up to 32 MiB) "
+        "before waiting for their inputs, so weight streaming continues across kernel boundaries; "
+        "rejected on the H200 (B/A 0.65 twice: the prefetch traffic competes with the live GEMV)",
+        false, "rejected"),
+      enum_switch("gemv_regs",
+        "decode GEMV register budget: 'free' lets the compiler take ~130-160 registers (3 blocks per "
+        "SM), 'cap' limits them so 4 blocks fit (integer paths, 1-2 rows per warp)",
+        "cap", {"free", "cap"}, "default"),
+      enum_switch("gemv_in_flight",
+        "decode GEMV (integer paths): 32-unit rounds per lane whose weight loads are issued before "
+        "any arithmetic on them; 1 frees registers for more resident warps. auto: 2 for Q8_0 matrices, "
+        "1 for the K-quants (H200 2026-12-04: 1 on the 3B Q4_K_M B/A 1.079, 1.082; 2 on the 3B Q8_0 "
+        "B/A 1.052, 1.053)",
+        "auto", {"auto", "1", "2"}, "default"),
+      enum_switch("act_quant",
+        "GEMV activations for Q4_K/Q6_K/Q8_0: int16 per 32 with dp2a, int8 per 32 with dp4a "
+        "(llama.cpp's mmvq idea; fails the quality gate on deep models), or f32 FMA on dequantized "
+        "weights",
+        "int16", {"int16", "int8", "f32"}, "default"),
+      bool_switch("fused_gate_up",
+        "gate and up rows in one GEMV launch with SwiGLU in its epilogue",
+        true, "default"),
+      bool_switch("qkv_fused",
+        "q, k and v projections of one dtype in one GEMV launch",
+        true, "default"),
+      int_switch("gemv_rows",
+        "matrix rows per warp in the decode GEMV (activation reuse vs. parallelism)",
+        2, {1, 2, 4}, "default"),
+      int_switch("gemv_fill",
+        "decode GEMV: rows per warp halved (down to 1; 2 with the rope epilogue) for a matrix whose grid "
+        "would have fewer than this many blocks per multiprocessor, e.g. the 3B's o and down (3072 rows: "
+        "384 blocks of 8 rows for 528 slots); 0: gemv_rows everywhere",
+        0, {0, 2, 3, 4, 6, 8}, "opt-in"),
+      int_switch("attn_chunk",
+        "cached positions per flash-decoding split block",
+        16, {16, 32, 64, 128, 256}, "default"),
+      int_switch("attn_grid",
+        "flash-decoding split blocks launched per kv head, each walking every n-th split in use; 0 "
+        "launches one block per possible split of the context (most exit at once at short contexts)",
+        0, {0, 16, 32, 64}, "opt-in"),
+      int_switch("combine_batch",
+        "attention combine: the partials (max, sum, weighted V) of this many splits are loaded before "
+        "any is merged, one online-softmax rescale per batch, so a batch costs one memory latency; 1: a "
+        "pass for the max then one for the sums, split by split (H200 2026-12-04: B/A 1.009, 1.011)",
+        8, {1, 8}, "default"),
+      bool_switch("rms_batched",
+        "RMSNorm kernels: each thread loads all its elements of the sum of squares (up to 16) before "
+        "adding them, and its norm weight before waiting for the producer, so the pass costs one memory "
+        "latency instead of a strided loop's (H200 2026-12-04: B/A 1.010, 1.010)",
+        true, "default"),
+      int_switch("argmax_batch",
+        "device argmax (one block): logits each thread loads before comparing them, so the scan of a "
+        "128k vocabulary needs 8 rounds of loads instead of 125 dependent ones (H200 2026-12-04: B/A 1.005, 1.004)",
+        16, {1, 16}, "default"),
+      bool_switch("attn_early",
+        "decode attention: each split block loads its first round of cached K/V rows (all but the step's "
+        "own position) and both attention kernels read the position before waiting for the q/k/v GEMV, "
+        "so those loads overlap the GEMV's tail (H200 2026-12-04: B/A 1.044, 1.045)",
+        true, "default"),
+      bool_switch("qkv_rope",
+        "RoPE and the k/v cache write in the q/k/v GEMV's epilogue (a warp's adjacent rows are a "
+        "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs); "
+        "promoted on the H200 (B/A 1.006, 1.004)",
+        true, "default"),
+      enum_switch("gemv_layout",
+        "decode GEMV weight layout: 'blocks' reads the file's Q4_K/Q6_K blocks (AoS or SoA); 'tiles' "
+        "repacks them at load (tiled_weights.h): one 16-byte load per 32-element sub-block, its scale facts "
+        "in one header shared by 8 lanes; the prefill GEMMs and the embedding read the same copy; "
+        "int16 activations only (act_quant=int8|f32 read the blocks)",
+        "tiles", {"blocks", "tiles"}, "default"),
+      int_switch("gemv_split",
+        "decode GEMV (SoA and tiled integer forms): a block of 128 threads owns this many rows and its "
+        "threads split the rows' units, so every weight load of a 3072-wide row is in flight at once "
+        "(gemv_split.cu); 0: a warp owns whole rows and loads them in rounds",
+        0, {0, 2, 4}, "opt-in"),
+      bool_switch("swiglu_quant",
+        "the fused gate/up GEMV's SwiGLU epilogue writes the down projection's int16 input (blocks "
+        "of 32 rows, 16 warps) instead of a separate quantization kernel: one launch fewer per layer",
+        false, "opt-in"),
+      bool_switch("gemv_prologue",
+        "each GEMV block makes its own int16 input in shared memory from the fp32 vector: RMSNorm before "
+        "q/k/v, gate/up and the logits, the plain quantization before down (gemv_prologue.cuh); no rms_attn, "
+        "rms_ffn, ffn_quant, rms_final launches. Needs int16 activations on integer paths, gemv_rows=2, "
+        "gemv_regs=cap, no fuse_norm/swiglu_quant; otherwise the separate kernels run. Rejected on the H100: "
+        "B/A 0.660, 0.659 on the 3B Q4_K_M (every block pays ~5 us of prologue per wave, more than the "
+        "launch it saves)",
+        false, "rejected"),
+      enum_switch("kv_type",
+        "KV cache element type; auto = f32 for F32 models, f16 otherwise",
+        "auto", {"auto", "f16", "f32"}, "default"),
+      enum_switch("prefill",
+        "batched: the prompt as T-token matrices on tensor cores (GEMMs dequantizing weight tiles to "
+        "f16 in shared memory, batched causal attention); stepwise: token by token through the decode "
+        "step",
+        "batched", {"batched", "stepwise"}, "default"),
+      int_switch("prefill_chunk",
+        "tokens per batched-prefill pass (longer prompts run in chunks of this many)",
+        512, {64, 128, 256, 512, 1024, 2048}, "default"),
+      int_range_switch("prefill_batch_min",
+        "prompts shorter than this many tokens skip the batched prefill and go token by token through the "
+        "decode step's graph (the batched pass has a fixed cost of several decode steps: ~10 ms against "
+        "1.4 ms a token on the H100's 3B Q4_K_M); 1: every prompt batched",
+        8, 1, 64, "default"),
+      bool_switch("prefill_splitk",
+        "batched prefill: GEMMs whose output tiles leave SMs idle (q/k/v, o, down at 512 tokens) "
+        "split their k-tiles and add the partial sums in a second pass",
+        false, "opt-in"),
+      int_switch("prefill_attn_group",
+        "batched prefill attention: cached positions per online-softmax update (4: the dot "
+        "products of 4 positions reduced together, one rescale per group)",
+        1, {1, 4}, "opt-in"),
   };
   return t;
 }
 
 Switches parse_switches(const BackendOptions& o) {
-  for (const auto& [k, v] : o.switches) {
-    bool known = false;
-    for (const auto& s : switch_table()) known |= s.name == k;
-    if (!known) {
-      std::string names;
-      for (const auto& s : switch_table()) names += (names.empty() ? "" : ", ") + s.name;
-      throw Error("CUDA backend: unknown switch '" + k + "' (offered: " + names + ")");
-    }
-  }
+  const SwitchValues v("cuda", switch_table(), o.switches);
   Switches s;
-  s.graphs = o.get_bool("graphs", s.graphs);
-  s.pdl = o.get_bool("pdl", s.pdl);
-  s.fuse_norm = o.get_bool("fuse_norm", s.fuse_norm);
-  s.l2_prefetch = o.get_bool("l2_prefetch", s.l2_prefetch);
-  if (auto it = o.switches.find("gemv_regs"); it != o.switches.end()) {
-    if (it->second != "free" && it->second != "cap")
-      throw Error("CUDA backend: gemv_regs must be free or cap (got '" + it->second + "')");
-    s.gemv_reg_cap = it->second == "cap";
-  }
-  if (auto it = o.switches.find("gemv_in_flight"); it != o.switches.end() && it->second != "auto") {
-    s.gemv_in_flight = static_cast<int>(o.get_int("gemv_in_flight", s.gemv_in_flight));
-    if (s.gemv_in_flight != 1 && s.gemv_in_flight != 2)
-      throw Error("CUDA backend: gemv_in_flight must be auto, 1 or 2");
-  }
-  if (auto it = o.switches.find("act_quant"); it != o.switches.end()) {
-    if (it->second == "int16") s.act_bits = 16;
-    else if (it->second == "int8") s.act_bits = 8;
-    else if (it->second == "f32") s.act_bits = 0;
-    else throw Error("CUDA backend: act_quant must be int16, int8 or f32 (got '" + it->second + "')");
-  }
-  s.fused_gate_up = o.get_bool("fused_gate_up", s.fused_gate_up);
-  s.qkv_fused = o.get_bool("qkv_fused", s.qkv_fused);
-  s.gemv_rows = o.get_int("gemv_rows", s.gemv_rows);
-  s.gemv_fill = o.get_int("gemv_fill", s.gemv_fill);
-  if (s.gemv_fill < 0 || s.gemv_fill > 64)
-    throw Error("CUDA backend: gemv_fill must be in [0, 64] (got " + std::to_string(s.gemv_fill) + ")");
-  s.attn_chunk = o.get_int("attn_chunk", s.attn_chunk);
-  s.attn_grid = o.get_int("attn_grid", s.attn_grid);
-  if (s.attn_grid < 0 || s.attn_grid > 4096)
-    throw Error("CUDA backend: attn_grid must be in [0, 4096] (got " + std::to_string(s.attn_grid) + ")");
-  s.qkv_rope = o.get_bool("qkv_rope", s.qkv_rope);
-  s.combine_batch = o.get_int("combine_batch", s.combine_batch);
-  if (s.combine_batch != 1 && s.combine_batch != 8)
-    throw Error("CUDA backend: combine_batch must be 1 or 8 (got " + std::to_string(s.combine_batch) + ")");
-  s.rms_batched = o.get_bool("rms_batched", s.rms_batched);
-  s.attn_early = o.get_bool("attn_early", s.attn_early);
-  s.argmax_batch = o.get_int("argmax_batch", s.argmax_batch);
-  if (s.argmax_batch != 1 && s.argmax_batch != 16)
-    throw Error("CUDA backend: argmax_batch must be 1 or 16 (got " + std::to_string(s.argmax_batch) + ")");
-  if (auto it = o.switches.find("kv_type"); it != o.switches.end()) s.kv_type = it->second;
-  if (auto it = o.switches.find("gemv_layout"); it != o.switches.end()) {
-    if (it->second != "blocks" && it->second != "tiles")
-      throw Error("CUDA backend: gemv_layout must be blocks or tiles (got '" + it->second + "')");
-    s.gemv_tiles = it->second == "tiles";
-  }
-  s.swiglu_quant = o.get_bool("swiglu_quant", s.swiglu_quant);
-  s.gemv_prologue = o.get_bool("gemv_prologue", s.gemv_prologue);
-  s.gemv_split = o.get_int("gemv_split", s.gemv_split);
-  if (s.gemv_split != 0 && s.gemv_split != 2 && s.gemv_split != 4)
-    throw Error("CUDA backend: gemv_split must be 0, 2 or 4 (got " + std::to_string(s.gemv_split) + ")");
+  s.graphs = v.flag("graphs");
+  s.pdl = v.flag("pdl");
+  s.fuse_norm = v.flag("fuse_norm");
+  s.l2_prefetch = v.flag("l2_prefetch");
+  s.gemv_reg_cap = v.text("gemv_regs") == "cap";
+  const std::string& in_flight = v.text("gemv_in_flight");
+  s.gemv_in_flight = in_flight == "auto" ? 0 : in_flight == "1" ? 1 : 2;
+  const std::string& act = v.text("act_quant");
+  s.act_bits = act == "int16" ? 16 : act == "int8" ? 8 : 0;
+  s.fused_gate_up = v.flag("fused_gate_up");
+  s.qkv_fused = v.flag("qkv_fused");
+  s.gemv_rows = v.integer("gemv_rows");
+  s.gemv_fill = v.integer("gemv_fill");
+  s.attn_chunk = v.integer("attn_chunk");
+  s.attn_grid = v.integer("attn_grid");
+  s.qkv_rope = v.flag("qkv_rope");
+  s.combine_batch = v.integer("combine_batch");
+  s.rms_batched = v.flag("rms_batched");
+  s.attn_early = v.flag("attn_early");
+  s.argmax_batch = v.integer("argmax_batch");
+  s.kv_type = v.text("kv_type");
+  s.gemv_tiles = v.text("gemv_layout") == "tiles";
+  s.swiglu_quant = v.flag("swiglu_quant");
+  s.gemv_prologue = v.flag("gemv_prologue");
+  s.gemv_split = v.integer("gemv_split");
   if (s.gemv_tiles && s.act_bits != 16) {
-    if (o.switches.count("gemv_layout"))
+    if (v.given("gemv_layout"))
       throw Error("CUDA backend: gemv_layout=tiles reads int16 activations only (act_quant=int16)");
     s.gemv_tiles = false;  // the default layout follows the activations
   }
-  if (s.gemv_rows != 1 && s.gemv_rows != 2 && s.gemv_rows != 4)
-    throw Error("CUDA backend: gemv_rows must be 1, 2 or 4 (got " + std::to_string(s.gemv_rows) + ")");
-  if (s.attn_chunk < 16 || s.attn_chunk > 1024 || (s.attn_chunk & (s.attn_chunk - 1)))
-    throw Error("CUDA backend: attn_chunk must be a power of two in [16, 1024]");
-  if (s.kv_type != "auto" && s.kv_type != "f16" && s.kv_type != "f32")
-    throw Error("CUDA backend: kv_type must be auto, f16 or f32 (got '" + s.kv_type + "')");
-  if (auto it = o.switches.find("prefill"); it != o.switches.end()) {
-    if (it->second != "batched" && it->second != "stepwise")
-      throw Error("CUDA backend: prefill must be batched or stepwise (got '" + it->second + "')");
-    s.batched_prefill = it->second == "batched";
-  }
-  s.prefill_chunk = o.get_int("prefill_chunk", s.prefill_chunk);
-  if (s.prefill_chunk < 1 || s.prefill_chunk > 4096)
-    throw Error("CUDA backend: prefill_chunk must be in [1, 4096] (got " + std::to_string(s.prefill_chunk) + ")");
-  s.prefill_batch_min = o.get_int("prefill_batch_min", s.prefill_batch_min);
-  if (s.prefill_batch_min < 1 || s.prefill_batch_min > 64)
-    throw Error("CUDA backend: prefill_batch_min must be in [1, 64] (got " + std::to_string(s.prefill_batch_min) + ")");
-  s.prefill_splitk = o.get_bool("prefill_splitk", s.prefill_splitk);
-  s.prefill_attn_group = o.get_int("prefill_attn_group", s.prefill_attn_group);
-  if (s.prefill_attn_group != 1 && s.prefill_attn_group != 4)
-    throw Error("CUDA backend: prefill_attn_group must be 1 or 4 (got " + std::to_string(s.prefill_attn_group) + ")");
+  s.batched_prefill = v.text("prefill") == "batched";
+  s.prefill_chunk = v.integer("prefill_chunk");
+  s.prefill_batch_min = v.integer("prefill_batch_min");
+  s.prefill_splitk = v.flag("prefill_splitk");
+  s.prefill_attn_group = v.integer("prefill_attn_group");
   return s;
 }
 
@@ -1028,7 +1024,7 @@ std::unique_ptr<Backend> make_cuda_backend() { return std::make_unique<CudaBacke
 
 void register_cuda_backend() {
   register_backend({"cuda", 100, [](std::string* why) { return cuda_device_available(why); },
-                    [] { return make_cuda_backend(); }});
+                    [] { return make_cuda_backend(); }, [] { return switch_table(); }});
   register_gemv_bench("cuda", cuda::run_gemv_bench);
 }
 

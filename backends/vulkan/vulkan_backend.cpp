@@ -63,74 +63,6 @@ uint32_t unit_elems(DType t) { return is_float(t) ? 4 : 32; }
 uint32_t div_up(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 uint64_t align_up(uint64_t a, uint64_t b) { return (a + b - 1) / b * b; }
 
-// 4 -> 8 on 2026-12-02 (two A/B wins on the H200, Llama-3.2-3B Q4_K_M: B/A 1.36, 1.37); 8 -> 16
-// with gemv_kernel scalar -> wide on 2026-12-04, the pair's three consecutive A/B wins on the same
-// model (B/A 1.052, 1.018, 1.019; docs/results/h200-2026-12-04-vulkan-b.txt). wide alone had won
-// on smollm2-360m Q8_0 (B/A 1.215, 1.246) and was even on the 3B model.
-constexpr int kRowsPerWorkgroup = 16;
-constexpr const char* kGemvKernel = "wide";
-// Promoted from 0 (off) on 2026-12-04: two consecutive A/B wins on the H200, Llama-3.2-3B Q4_K_M
-// (B/A 1.047 and 1.056, scalar kernel at 8 rows): FFN down gets 64 threads per row.
-constexpr int kMaxUnitsPerThread = 4;
-// Both promoted on 2026-12-04, each with two consecutive A/B wins on the H200, 3B Q4_K_M
-// (docs/results/h200-2026-12-04-vulkan-c.txt): max_workgroup_threads 0 -> 512 (B/A 1.004, 1.002;
-// FFN down drops to 8 rows of 64 threads), then units_in_flight 2 -> 1 on top (B/A 1.058, 1.059).
-constexpr int kMaxWorkgroupThreads = 512;
-constexpr int kUnitsInFlight = 1;
-// Promoted from 1 on 2026-12-04: two consecutive A/B wins on the H200 at 4k context, 3B Q4_K_M
-// (B/A 3.49, 3.47); at 128 tokens 8 splits measured even (B/A 1.003, 0.997), so short contexts
-// keep one workgroup per head: below kAttnSplitFrom positions the step is recorded without splits.
-constexpr int kAttnSplits = 16;
-constexpr int kAttnSplitFrom = 512;
-constexpr int kAttnValueBatch = 4;  // 8 and 16 measured even on the H200 (350.5, 349.7 vs 350.8)
-
-const std::vector<SwitchInfo>& switch_table() {
-  static const std::vector<SwitchInfo> t = {
-      {"subgroup_reduce", "row sums with subgroup adds (else a shared-memory tree); auto = when the device has them",
-       "auto", "auto|0|1", "default"},
-      {"rows_per_workgroup", "matrix rows per workgroup of the decode GEMV", std::to_string(kRowsPerWorkgroup),
-       "1|2|4|8|16|32", "default"},
-      {"threads_per_row", "threads summing one row of the decode GEMV; 0 = max(32, subgroup size)", "0",
-       "0|8|16|32|64|128", "default"},
-      {"gemv_kernel",
-       "decode GEMV: scalar = one unit per thread at a time; wide = 16-byte loads, units_in_flight units per "
-       "row in flight per thread, rows_per_group rows per thread group",
-       kGemvKernel, "scalar|wide", "default"},
-      {"max_units_per_thread",
-       "decode GEMV: per matrix, double threads_per_row (up to 128, and 1024 threads per workgroup) while a "
-       "thread would sum more than this many 32-element units of a row (long rows, e.g. FFN down); 0 = off",
-       std::to_string(kMaxUnitsPerThread), "0|2|4|8", "default"},
-      {"attn_splits", "decode attention: workgroups per query head, each over its share of the positions; the "
-       "last to finish merges them (flash-decoding in one dispatch), from attn_split_from positions on",
-       std::to_string(kAttnSplits), "1|2|4|8|16|32", "default"},
-      {"attn_value_batch", "decode attention: positions whose value rows a thread group loads before it sums them",
-       std::to_string(kAttnValueBatch), "4|8|16", "opt-in"},
-      {"attn_split_from", "context length (positions) from which decode attention uses attn_splits",
-       std::to_string(kAttnSplitFrom), "1..1048576", "default"},
-      {"max_workgroup_threads", "decode GEMV: halve a matrix's rows per workgroup while rows x threads per row "
-       "exceed this (FFN down, whose long rows get more threads); 0 = no cap", std::to_string(kMaxWorkgroupThreads),
-       "0|256|512|1024", "default"},
-      {"units_in_flight", "weight units per row a thread loads before it computes on them (gemv_kernel=wide)",
-       std::to_string(kUnitsInFlight), "1|2|4|8", "default"},
-      {"rows_per_group", "rows one group of threads_per_row threads sums together, sharing input reads "
-       "(gemv_kernel=wide)", "1", "1|2|4", "opt-in"},
-      {"mantissa_fields", "decode GEMV (gemv_kernel=wide): Q4_K/Q6_K fields or'ed into the mantissa of 1.0 "
-       "and 1.0 subtracted (exact; two ops per element) instead of int-to-float per element",
-       "1", "0|1", "default"},
-      {"fused_gate_up", "gate and up GEMV in one dispatch with SwiGLU in its epilogue", "1", "0|1", "default"},
-      {"fuse_norm", "RMS norm computed inside the following GEMV (no dispatch of its own)", "1", "0|1", "default"},
-      {"overlap", "decode dispatches without pipeline barriers: each workgroup issues its first weight loads, "
-       "then waits on a flag the previous stage's workgroups set (needs subgroups, fuse_norm and fused_gate_up); "
-       "rejected 2026-12-04: B/A 0.924, 0.937 on the H200",
-       "0", "0|1", "rejected"},
-      {"fence_poll", "wait for a decode step by polling its fence (then blocking after 20 ms) instead of a "
-       "blocking wait, which can add the driver's wake-up latency to every token", "1", "0|1", "default"},
-      {"pipeline_cache", "persist the pipeline cache under $XDG_CACHE_HOME/p64lab", "1", "0|1", "default"},
-      {"prefill_ubatch", "prefill tokens recorded per command buffer", "512", "16..4096", "default"},
-  };
-  return t;
-}
-
 }  // namespace
 
 VulkanBackend::~VulkanBackend() {
@@ -141,6 +73,76 @@ VulkanBackend::~VulkanBackend() {
     ctx_.reset();
   } catch (...) {
   }
+}
+
+// The defaults were set by A/B wins: docs/results/vulkan-switch-promotions.md has the evidence.
+const std::vector<SwitchInfo>& switch_table() {
+  static const std::vector<SwitchInfo> t = {
+      enum_switch("subgroup_reduce",
+        "row sums with subgroup adds (else a shared-memory tree); auto = when the device has them",
+        "auto", {"auto", "0", "1"}, "default"),
+      int_switch("rows_per_workgroup",
+        "matrix rows per workgroup of the decode GEMV",
+        16, {1, 2, 4, 8, 16, 32}, "default"),
+      int_switch("threads_per_row",
+        "threads summing one row of the decode GEMV; 0 = max(32, subgroup size)",
+        0, {0, 8, 16, 32, 64, 128}, "default"),
+      enum_switch("gemv_kernel",
+        "decode GEMV: scalar = one unit per thread at a time; wide = 16-byte loads, units_in_flight units per "
+        "row in flight per thread, rows_per_group rows per thread group",
+        "wide", {"scalar", "wide"}, "default"),
+      int_switch("max_units_per_thread",
+        "decode GEMV: per matrix, double threads_per_row (up to 128, and 1024 threads per workgroup) while a "
+        "thread would sum more than this many 32-element units of a row (long rows, e.g. FFN down); 0 = off",
+        4, {0, 2, 4, 8}, "default"),
+      int_switch("attn_splits",
+        "decode attention: workgroups per query head, each over its share of the positions; the "
+        "last to finish merges them (flash-decoding in one dispatch), from attn_split_from positions on",
+        16, {1, 2, 4, 8, 16, 32}, "default"),
+      int_switch("attn_value_batch",
+        "decode attention: positions whose value rows a thread group loads before it sums them",
+        4, {4, 8, 16}, "opt-in"),
+      int_range_switch("attn_split_from",
+        "context length (positions) from which decode attention uses attn_splits",
+        512, 1, 1048576, "default"),
+      int_switch("max_workgroup_threads",
+        "decode GEMV: halve a matrix's rows per workgroup while rows x threads per row "
+        "exceed this (FFN down, whose long rows get more threads); 0 = no cap",
+        512, {0, 256, 512, 1024}, "default"),
+      int_switch("units_in_flight",
+        "weight units per row a thread loads before it computes on them (gemv_kernel=wide)",
+        1, {1, 2, 4, 8}, "default"),
+      int_switch("rows_per_group",
+        "rows one group of threads_per_row threads sums together, sharing input reads "
+        "(gemv_kernel=wide)",
+        1, {1, 2, 4}, "opt-in"),
+      bool_switch("mantissa_fields",
+        "decode GEMV (gemv_kernel=wide): Q4_K/Q6_K fields or'ed into the mantissa of 1.0 "
+        "and 1.0 subtracted (exact; two ops per element) instead of int-to-float per element",
+        true, "default"),
+      bool_switch("fused_gate_up",
+        "gate and up GEMV in one dispatch with SwiGLU in its epilogue",
+        true, "default"),
+      bool_switch("fuse_norm",
+        "RMS norm computed inside the following GEMV (no dispatch of its own)",
+        true, "default"),
+      bool_switch("overlap",
+        "decode dispatches without pipeline barriers: each workgroup issues its first weight loads, "
+        "then waits on a flag the previous stage's workgroups set (needs subgroups, fuse_norm and fused_gate_up); "
+        "rejected 2026-12-04: B/A 0.924, 0.937 on the H200",
+        false, "rejected"),
+      bool_switch("fence_poll",
+        "wait for a decode step by polling its fence (then blocking after 20 ms) instead of a "
+        "blocking wait, which can add the driver's wake-up latency to every token",
+        true, "default"),
+      bool_switch("pipeline_cache",
+        "persist the pipeline cache under $XDG_CACHE_HOME/p64lab",
+        true, "default"),
+      int_range_switch("prefill_ubatch",
+        "prefill tokens recorded per command buffer",
+        512, 16, 4096, "default"),
+  };
+  return t;
 }
 
 std::vector<SwitchInfo> VulkanBackend::switches() const { return switch_table(); }
@@ -305,14 +307,7 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   const auto t_start = Clock::now();
   report_ = LoadReport{};
   // Switches first: a typo fails before any device work.
-  for (const auto& [k, v] : options.switches) {
-    const auto& t = switch_table();
-    if (std::none_of(t.begin(), t.end(), [&](const SwitchInfo& s) { return s.name == k; })) {
-      std::string names;
-      for (const auto& s : t) names += (names.empty() ? "" : ", ") + s.name;
-      throw Error("vulkan backend: unknown switch '" + k + "' (offered: " + names + ")");
-    }
-  }
+  const SwitchValues sw("vulkan", switch_table(), options.switches);
   auto t0 = Clock::now();
   std::string spec = options.device;
   if (spec.empty())
@@ -326,53 +321,36 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   hp_ = model_->hparams();
   Tuning& tu = tune_;
   tu = Tuning{};
-  const std::string sg = options.switches.count("subgroup_reduce") ? options.switches.at("subgroup_reduce") : "auto";
-  if (sg != "auto" && sg != "0" && sg != "1") throw Error("vulkan backend: subgroup_reduce must be auto, 0 or 1");
+  const std::string& sg = sw.text("subgroup_reduce");
   const bool sg_ok = ctx_->subgroup_arithmetic && (ctx_->full_subgroups || ctx_->min_subgroup == ctx_->max_subgroup);
   if (sg == "1" && !sg_ok) throw Error(std::string("vulkan backend: device '") + ctx_->props.deviceName +
                                        "' has no full compute subgroups with arithmetic; use subgroup_reduce=0");
   tu.subgroups = sg == "auto" ? sg_ok : sg == "1";
-  tu.rows = static_cast<uint32_t>(options.get_int("rows_per_workgroup", kRowsPerWorkgroup));
-  if (tu.rows == 0 || tu.rows > 32 || (tu.rows & (tu.rows - 1)))
-    throw Error("vulkan backend: rows_per_workgroup must be 1, 2, 4, 8, 16 or 32");
-  tu.tpr = static_cast<uint32_t>(options.get_int("threads_per_row", 0));
+  tu.rows = static_cast<uint32_t>(sw.integer("rows_per_workgroup"));
+  tu.tpr = static_cast<uint32_t>(sw.integer("threads_per_row"));
   if (tu.tpr == 0) tu.tpr = std::max<uint32_t>(32, tu.subgroups ? ctx_->max_subgroup : 32);
   if (tu.tpr < 1 || tu.tpr > 256 || (tu.tpr & (tu.tpr - 1)))
     throw Error("vulkan backend: threads_per_row must be a power of two up to 256");
   if (tu.subgroups && tu.tpr % ctx_->max_subgroup != 0) tu.subgroups = false;  // rows must not share a subgroup
   if (tu.rows * tu.tpr > ctx_->props.limits.maxComputeWorkGroupInvocations)
     throw Error("vulkan backend: rows_per_workgroup x threads_per_row exceeds the device's workgroup size");
-  tu.attn_splits = static_cast<uint32_t>(options.get_int("attn_splits", kAttnSplits));
-  tu.attn_split_from = static_cast<uint32_t>(std::clamp(options.get_int("attn_split_from", kAttnSplitFrom), 1, 1 << 20));
-  if (tu.attn_splits == 0 || tu.attn_splits > 32 || (tu.attn_splits & (tu.attn_splits - 1)))
-    throw Error("vulkan backend: attn_splits must be 1, 2, 4, 8, 16 or 32");
-  tu.max_wg_threads = static_cast<uint32_t>(options.get_int("max_workgroup_threads", kMaxWorkgroupThreads));
-  if (tu.max_wg_threads > 1024) throw Error("vulkan backend: max_workgroup_threads must be at most 1024");
-  tu.attn_value_batch = static_cast<uint32_t>(options.get_int("attn_value_batch", kAttnValueBatch));
-  if (tu.attn_value_batch != 4 && tu.attn_value_batch != 8 && tu.attn_value_batch != 16)
-    throw Error("vulkan backend: attn_value_batch must be 4, 8 or 16");
-  tu.max_units = static_cast<uint32_t>(options.get_int("max_units_per_thread", kMaxUnitsPerThread));
-  if (tu.max_units > 64) throw Error("vulkan backend: max_units_per_thread must be 0 (off) or at most 64");
-  const std::string kernel = options.switches.count("gemv_kernel") ? options.switches.at("gemv_kernel") : kGemvKernel;
-  if (kernel != "scalar" && kernel != "wide") throw Error("vulkan backend: gemv_kernel must be scalar or wide");
-  tu.wide = kernel == "wide";
-  tu.units_in_flight = static_cast<uint32_t>(options.get_int("units_in_flight", kUnitsInFlight));
-  if (tu.units_in_flight != 1 && tu.units_in_flight != 2 && tu.units_in_flight != 4 && tu.units_in_flight != 8)
-    throw Error("vulkan backend: units_in_flight must be 1, 2, 4 or 8");
-  tu.rows_per_group = static_cast<uint32_t>(options.get_int("rows_per_group", 1));
-  if (tu.rows_per_group != 1 && tu.rows_per_group != 2 && tu.rows_per_group != 4)
-    throw Error("vulkan backend: rows_per_group must be 1, 2 or 4");
-  // Promoted on 2026-12-04: two A/B wins on the H200, 3B Q4_K_M (B/A 1.015, 1.016).
-  tu.mantissa = options.get_bool("mantissa_fields", true);
-  tu.fused_gate_up = options.get_bool("fused_gate_up", true);
-  tu.fuse_norm = options.get_bool("fuse_norm", true);
-  tu.overlap = options.get_bool("overlap", false);
+  tu.attn_splits = static_cast<uint32_t>(sw.integer("attn_splits"));
+  tu.attn_split_from = static_cast<uint32_t>(sw.integer("attn_split_from"));
+  tu.max_wg_threads = static_cast<uint32_t>(sw.integer("max_workgroup_threads"));
+  tu.attn_value_batch = static_cast<uint32_t>(sw.integer("attn_value_batch"));
+  tu.max_units = static_cast<uint32_t>(sw.integer("max_units_per_thread"));
+  tu.wide = sw.text("gemv_kernel") == "wide";
+  tu.units_in_flight = static_cast<uint32_t>(sw.integer("units_in_flight"));
+  tu.rows_per_group = static_cast<uint32_t>(sw.integer("rows_per_group"));
+  tu.mantissa = sw.flag("mantissa_fields");
+  tu.fused_gate_up = sw.flag("fused_gate_up");
+  tu.fuse_norm = sw.flag("fuse_norm");
+  tu.overlap = sw.flag("overlap");
   if (tu.overlap && (!tu.subgroups || !tu.fuse_norm || !tu.fused_gate_up))
     throw Error("vulkan backend: overlap=1 needs subgroup reductions, fuse_norm=1 and fused_gate_up=1");
-  tu.pipeline_cache = options.get_bool("pipeline_cache", true);
-  // Promoted on 2026-12-04: two A/B wins on the H200, 3B Q4_K_M (B/A 1.042, 1.040).
-  tu.fence_poll = options.get_bool("fence_poll", true);
-  tu.ubatch = static_cast<uint32_t>(std::clamp(options.get_int("prefill_ubatch", 512), 16, 4096));
+  tu.pipeline_cache = sw.flag("pipeline_cache");
+  tu.fence_poll = sw.flag("fence_poll");
+  tu.ubatch = static_cast<uint32_t>(sw.integer("prefill_ubatch"));
 
   max_ctx_ = options.max_context;
   if (hp_.n_ctx_train) max_ctx_ = std::min(max_ctx_, hp_.n_ctx_train);

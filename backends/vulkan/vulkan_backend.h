@@ -22,6 +22,8 @@ struct InstanceSettings {
 };
 
 std::unique_ptr<Backend> make_backend(InstanceSettings settings = {});
+// Its switches (readable without a device).
+const std::vector<SwitchInfo>& switch_table();
 
 // Auto-select rank of the best Vulkan device present (backend_registry picks the highest):
 // discrete GPU 20, integrated 10, virtual 5 (all above the CPU backend's 0); a CPU-type

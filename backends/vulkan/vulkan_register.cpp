@@ -46,7 +46,7 @@ void register_vulkan_backend() {
                       if (!ok && out) *out = why;
                       return ok;
                     },
-                    [] { return vulkan::make_backend(); }});
+                    [] { return vulkan::make_backend(); }, [] { return vulkan::switch_table(); }});
 }
 
 }  // namespace p64

@@ -31,16 +31,9 @@ bool is_reference(const LabConfig& c, const std::string& resolved, const LabConf
   return resolved == reference.backend && c.switches == reference.switches;
 }
 
-// The spellings BackendOptions::get_bool reads as on, and their opposites.
-bool is_on(const std::string& v) { return v == "1" || v == "on" || v == "true" || v == "yes"; }
-bool is_off(const std::string& v) { return v == "0" || v == "off" || v == "false" || v == "no"; }
-
-std::string switch_value(const LabConfig& c, const Backend& backend, const std::string& name) {
-  if (auto it = c.switches.find(name); it != c.switches.end()) return it->second;
-  for (const SwitchInfo& s : backend.switches())
-    if (s.name == name) return s.default_value;
-  return {};
-}
+// A Bool switch's two values (SwitchInfo::choices).
+bool is_on(const std::string& v) { return v == "1"; }
+bool is_off(const std::string& v) { return v == "0"; }
 
 }  // namespace
 
@@ -95,13 +88,13 @@ AbResult run_ab(const LabConfig& ca, std::shared_ptr<const Model> model_a, const
   AbResult r;
   r.params = p;
   r.two_models = !same_model;
-  if (same_model) r.switch_name = switch_name.empty() ? single_differing_switch(ca, cb) : std::move(switch_name);
+  if (same_model) r.switch_name = judged_switch(ca, cb, switch_name);  // before minutes of measuring
+  if (!r.switch_name.empty()) {
+    r.switch_a_value = switch_value(ca, r.switch_name);
+    r.switch_b_value = switch_value(cb, r.switch_name);
+  }
   LoadedBackend la = load_backend(ca, model_a, ctx);
   LoadedBackend lb = load_backend(cb, model_b, ctx);
-  if (!r.switch_name.empty()) {
-    r.switch_a_value = switch_value(ca, *la.backend, r.switch_name);
-    r.switch_b_value = switch_value(cb, *lb.backend, r.switch_name);
-  }
   auto fill = [](AbSide& side, const LabConfig& c, const LoadedBackend& l, const Model& m) {
     side.config = c;
     side.config.backend = l.name;

@@ -67,7 +67,9 @@ struct AbResult {
   bool b_turns_switch_off() const;
 };
 
-// Loads both configurations (and the CPU reference when needed) and measures them.
+// Loads both configurations (and the CPU reference when needed) and measures them. The switch
+// judged is judged_switch(a, b, switch_name) (lab_config.h): a named one A and B do not set
+// differently is refused before anything loads.
 AbResult run_ab(const LabConfig& a, const LabConfig& b, std::shared_ptr<const Model> model, const AbParams& params,
                 std::string switch_name = {}, const ProgressFn& progress = {});
 // A on model_a, B on model_b. Two different models must have the same vocabulary size (the

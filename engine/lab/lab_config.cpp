@@ -85,16 +85,43 @@ BackendOptions LabConfig::backend_options(uint32_t needed_context) const {
   return o;
 }
 
-std::string single_differing_switch(const LabConfig& a, const LabConfig& b) {
-  std::set<std::string> keys;
-  for (const auto& kv : a.switches) keys.insert(kv.first);
-  for (const auto& kv : b.switches) keys.insert(kv.first);
+std::string switch_value(const LabConfig& c, const std::string& name) {
+  if (const auto it = c.switches.find(name); it != c.switches.end()) return it->second;
+  for (const SwitchInfo& s : backend_switch_table(c.backend))
+    if (s.name == name) return s.default_value;
+  return {};
+}
+
+std::vector<std::string> differing_switches(const LabConfig& a, const LabConfig& b) {
+  std::set<std::string> names;
+  for (const auto& kv : a.switches) names.insert(kv.first);
+  for (const auto& kv : b.switches) names.insert(kv.first);
   std::vector<std::string> differing;
-  for (const auto& k : keys) {
-    auto ia = a.switches.find(k), ib = b.switches.find(k);
-    if (ia == a.switches.end() || ib == b.switches.end() || ia->second != ib->second) differing.push_back(k);
+  for (const auto& n : names)
+    if (switch_value(a, n) != switch_value(b, n)) differing.push_back(n);
+  return differing;
+}
+
+std::string judged_switch(const LabConfig& a, const LabConfig& b, const std::string& named) {
+  const std::vector<std::string> differing = differing_switches(a, b);
+  if (named.empty()) return differing.size() == 1 ? differing.front() : std::string();
+  auto offers = [&named](const LabConfig& c) {
+    const std::vector<SwitchInfo> table = backend_switch_table(c.backend);
+    return std::any_of(table.begin(), table.end(), [&named](const SwitchInfo& s) { return s.name == named; });
+  };
+  if (!offers(a) && !offers(b)) {
+    std::string names;
+    for (const SwitchInfo& s : backend_switch_table(b.backend)) names += (names.empty() ? "" : ", ") + s.name;
+    throw Error("A/B: --switch " + named + " is not a switch of the " + resolve_backend_name(b.backend) +
+                " backend (offered: " + names + ")");
   }
-  return differing.size() == 1 ? differing.front() : std::string();
+  if (std::find(differing.begin(), differing.end(), named) != differing.end()) return named;
+  std::string what;
+  for (const std::string& d : differing) what += (what.empty() ? "" : ", ") + d;
+  what = what.empty() ? "A and B differ in no switch" : "A and B differ in " + what;
+  const std::string va = switch_value(a, named), vb = switch_value(b, named);
+  const std::string how = va == vb ? "is " + vb + " on both sides" : "is set by neither A nor B";
+  throw Error("A/B: --switch " + named + " " + how + ", so the A/B cannot judge it (" + what + ")");
 }
 
 Passport lab_passport(Backend& backend) {
@@ -109,7 +136,7 @@ LoadedBackend load_backend(const LabConfig& config, std::shared_ptr<const Model>
   LoadedBackend lb;
   lb.name = resolve_backend_name(config.backend);
   lb.backend = create_backend(lb.name);
-  check_switch_values(lb.backend->name(), lb.backend->switches(), config.switches);  // before seconds of passport
+  SwitchValues(lb.backend->name(), lb.backend->switches(), config.switches);  // checked before seconds of passport
   if (with_passport) lb.passport = lab_passport(*lb.backend);
   if (const std::string note = software_device_note(lb.passport); !note.empty())
     std::fprintf(stderr, "p64: warning: %s\n", note.c_str());

@@ -34,8 +34,16 @@ struct LabConfig {
 // (its int8-activation kernels are a speed option, not the reference).
 LabConfig reference_config();
 
-// The switch (if exactly one) whose value differs between a and b; empty otherwise.
-std::string single_differing_switch(const LabConfig& a, const LabConfig& b);
+// A switch's value in `c`: as given, else its backend's default (backend_switch_table); empty
+// when that backend has no such switch.
+std::string switch_value(const LabConfig& c, const std::string& name);
+// The switches given on either side whose values differ, each side's unset ones at its
+// backend's default: setting a switch to its default is no difference.
+std::vector<std::string> differing_switches(const LabConfig& a, const LabConfig& b);
+// The switch an A/B judges. Named (`--switch`): it must be a switch of a side's backend that A
+// and B set differently, else p64::Error naming what does differ. Not named: the one switch
+// that differs; empty when none or several do.
+std::string judged_switch(const LabConfig& a, const LabConfig& b, const std::string& named = {});
 
 struct LoadedBackend {
   std::unique_ptr<Backend> backend;

@@ -54,7 +54,7 @@ void Store::sync_switches(const std::string& backend, const std::vector<SwitchIn
     o.description = sw.description;
     o.status = sw.status.empty() ? OptStatus::OptIn : opt_status_from_string(sw.status);
     o.default_value = sw.default_value;
-    o.values = sw.values;
+    o.values = sw.values();
     const int64_t id = upsert_optimisation(o);
     if (!known) {
       sql::Statement h(db_,

@@ -9,37 +9,20 @@
 
 #include "engine/model/model.h"
 #include "engine/runtime/passport.h"
+#include "engine/runtime/switch_table.h"
 #include "engine/runtime/timeline.h"
 
 namespace p64 {
 
 // Options a backend is loaded with. `switches` holds the named optimisation switches
-// (`opt.NAME=value` on the CLI); each backend lists the ones it knows in switches().
+// (`opt.NAME=value` on the CLI); each backend reads them through SwitchValues against the table
+// switches() returns.
 struct BackendOptions {
   std::map<std::string, std::string> switches;
   uint32_t max_context = 4096;  // KV cache positions; capped by the model's n_ctx_train
   uint32_t threads = 0;         // CPU threads; 0 = all logical cores
   std::string device;           // device name substring or index; empty = the first
-
-  // Unknown names are not an error here; the backend rejects switches it does not offer.
-  int get_int(std::string_view name, int fallback) const;
-  bool get_bool(std::string_view name, bool fallback) const;
 };
-
-// An optimisation switch as a backend offers it; registered in the optimisation registry.
-struct SwitchInfo {
-  std::string name;           // e.g. "graphs", "ffn_fusion", "gemv_rows"
-  std::string description;
-  std::string default_value;  // what load() uses when the switch is not given
-  std::string values;         // allowed values, e.g. "0|1" or "1|2|4"
-  std::string status;         // default | opt-in | rejected | candidate
-};
-
-// Refuses, before a load, a switch value outside what `backend` declares for it in `offered`
-// (SwitchInfo::values: "a|b|c" a list, "lo..hi" an integer range, "float" a finite number, empty
-// anything), naming the switch and what it allows. Names a backend does not offer are left to its load().
-void check_switch_values(const std::string& backend, const std::vector<SwitchInfo>& offered,
-                         const std::map<std::string, std::string>& given);
 
 // A backend owns the whole forward pass of a token or of a prefill batch (not single ops
 // dispatched from a host graph), so it can fuse, keep the residual stream on the device and
@@ -51,7 +34,7 @@ class Backend {
 
   virtual std::string name() const = 0;                  // "cpu", "cuda", "vulkan"
   virtual Passport passport() = 0;                       // device facts + measured bandwidth
-  virtual std::vector<SwitchInfo> switches() const = 0;  // the optimisation switches offered
+  virtual std::vector<SwitchInfo> switches() const = 0;  // the backend's static switch table
 
   // Upload weights once (one residency) and allocate the KV cache. Throws p64::Error on an
   // unsupported dtype or switch, p64::DeviceError when the device refuses (memory, driver).

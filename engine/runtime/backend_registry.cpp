@@ -48,4 +48,13 @@ std::unique_ptr<Backend> create_backend(std::string_view requested) {
   throw Error("unknown backend '" + name + "' (built: " + known + ")");
 }
 
+std::vector<SwitchInfo> backend_switch_table(std::string_view requested) {
+  const std::string name = resolve_backend_name(requested);
+  for (const auto& f : registry()) {
+    if (f.name != name) continue;
+    return f.switches ? f.switches() : create_backend(name)->switches();
+  }
+  return create_backend(name)->switches();  // the unknown-backend error, naming those built
+}
+
 }  // namespace p64

@@ -16,6 +16,9 @@ struct BackendFactory {
   // True when the backend can run here; otherwise sets *why (no driver, no device, ...).
   std::function<bool(std::string* why)> available;
   std::function<std::unique_ptr<Backend>()> create;
+  // The backend's static switch table, readable where it cannot run (no device); empty: read
+  // from a created backend.
+  std::function<std::vector<SwitchInfo>()> switches;
 };
 
 void register_backend(BackendFactory factory);
@@ -25,5 +28,8 @@ const std::vector<BackendFactory>& backend_factories();
 // a named backend that cannot run throws p64::Error saying why.
 std::unique_ptr<Backend> create_backend(std::string_view name);
 std::string resolve_backend_name(std::string_view name);
+// The switch table of a backend this build has (by name; "auto" resolves first), whether or not
+// it can run here. Throws p64::Error for a backend it does not have.
+std::vector<SwitchInfo> backend_switch_table(std::string_view name);
 
 }  // namespace p64

@@ -110,36 +110,23 @@ class CpuBackend final : public Backend {
     return p;
   }
 
-  std::vector<SwitchInfo> switches() const override {
-    return {
-        {"int8_activations", "quantize each matmul's activation row to int8 blocks (one scale per 32) and use "
-                             "integer dot products against Q8_0/Q4_0/Q5_0/Q4_K/Q6_K weights", "1", "0|1", "default"},
-        {"kv_f16", "store the KV cache as fp16 instead of fp32 (half the KV bytes)", "0", "0|1", "opt-in"},
-        {"isa", "SIMD kernels: auto picks the widest this CPU runs", "auto", "auto|avx512|avx2|scalar", "default"},
-    };
-  }
+  std::vector<SwitchInfo> switches() const override { return cpu_switch_table(); }
 
   void load(std::shared_ptr<const Model> model, const BackendOptions& options) override {
-    for (const auto& [k, v] : options.switches) {
-      const auto offered = switches();
-      const std::string& key = k;  // clang 14 cannot capture a structured binding
-      if (std::none_of(offered.begin(), offered.end(), [&](const SwitchInfo& s) { return s.name == key; }))
-        throw Error("cpu backend: unknown switch '" + k + "' (offered: int8_activations, kv_f16, isa)");
-    }
+    const SwitchValues sw("cpu", cpu_switch_table(), options.switches);
     for (const TensorView& t : model->tensors()) {
       const bool matrix = t.n_dims >= 2;
       if (matrix && !dot::supported(t.dtype))
         throw Error(model->source() + ": tensor '" + t.name + "' has dtype " + std::string(dtype_name(t.dtype)) +
                     ", which the cpu backend has no kernel for");
     }
-    const std::string isa = options.switches.count("isa") ? options.switches.at("isa") : "auto";
-    if (isa == "auto") isa_ = dot::best_isa();
-    else if (isa == "avx512") isa_ = dot::Isa::Avx512;
-    else if (isa == "avx2") isa_ = dot::Isa::Avx2;
-    else if (isa == "scalar") isa_ = dot::Isa::Scalar;
-    else throw Error("cpu backend: isa must be auto|avx512|avx2|scalar, not '" + isa + "'");
+    const std::string& isa = sw.text("isa");
+    isa_ = isa == "auto"     ? dot::best_isa()
+           : isa == "avx512" ? dot::Isa::Avx512
+           : isa == "avx2"   ? dot::Isa::Avx2
+                             : dot::Isa::Scalar;
     if (!dot::isa_supported(isa_)) throw Error("cpu backend: this CPU cannot run the " + isa + " kernels");
-    kv_f16_ = options.get_bool("kv_f16", false);
+    kv_f16_ = sw.flag("kv_f16");
 
     model_ = std::move(model);
     hp_ = model_->hparams();
@@ -149,7 +136,7 @@ class CpuBackend final : public Backend {
     if (n_ctx_ == 0) throw Error("cpu backend: max_context is 0");
 
     pool_ = std::make_unique<ThreadPool>(options.threads);
-    matmul_ = std::make_unique<cpu::Matmul>(*pool_, isa_, options.get_bool("int8_activations", true));
+    matmul_ = std::make_unique<cpu::Matmul>(*pool_, isa_, sw.flag("int8_activations"));
     inv_freq_ = cpu::rope_inv_freq(hp_);
 
     // Norm weights as floats (a few KiB); matrices stay in place in the model's memory.
@@ -437,5 +424,18 @@ class CpuBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+
+const std::vector<SwitchInfo>& cpu_switch_table() {
+  static const std::vector<SwitchInfo> t = {
+      bool_switch("int8_activations",
+                  "quantize each matmul's activation row to int8 blocks (one scale per 32) and use integer dot "
+                  "products against Q8_0/Q4_0/Q5_0/Q4_K/Q6_K weights",
+                  true, "default"),
+      bool_switch("kv_f16", "store the KV cache as fp16 instead of fp32 (half the KV bytes)", false, "opt-in"),
+      enum_switch("isa", "SIMD kernels: auto picks the widest this CPU runs", "auto", {"auto", "avx512", "avx2", "scalar"},
+                  "default"),
+  };
+  return t;
+}
 
 }  // namespace p64

@@ -80,7 +80,6 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model, con
   bo.switches = options.switches;
   bo.threads = options.threads;
   bo.max_context = options.max_context;  // the backend caps it by the model's n_ctx_train
-  check_switch_values(backend->name(), backend->switches(), bo.switches);
   backend->load(model, bo);
   return std::make_unique<Session>(std::move(model), std::move(backend));
 }

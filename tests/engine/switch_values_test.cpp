@@ -4,19 +4,21 @@
 
 #include "decode_test_models.h"
 #include "engine/common/error.h"
+#include "app/common/register_backends.h"
 #include "engine/runtime/backend.h"
+#include "engine/runtime/backend_registry.h"
 
 namespace p64 {
 namespace {
 
-const std::vector<SwitchInfo> kOffered = {{"flag", "", "1", "0|1", "default"},
-                                          {"rows", "", "4", "1|2|4|8", "default"},
-                                          {"ubatch", "", "512", "16..4096", "default"},
-                                          {"free", "", "", "", "default"},
-                                          {"noise", "", "0", "float", "opt-in"}};
+const std::vector<SwitchInfo> kOffered = {bool_switch("flag", "", true, "default"),
+                                          int_switch("rows", "", 4, {1, 2, 4, 8}, "default"),
+                                          int_range_switch("ubatch", "", 512, 16, 4096, "default"),
+                                          enum_switch("kind", "", "x", {"x", "y"}, "default"),
+                                          float_switch("noise", "", 0, "opt-in")};
 
 TEST(SwitchValues, ListsRangesAndFreeTextAreEnforcedAsDeclared) {
-  EXPECT_NO_THROW(check_switch_values("toy", kOffered, {{"flag", "0"}, {"rows", "8"}, {"ubatch", "4096"}, {"free", "x"}}));
+  EXPECT_NO_THROW(check_switch_values("toy", kOffered, {{"flag", "0"}, {"rows", "8"}, {"ubatch", "4096"}, {"kind", "y"}}));
   EXPECT_NO_THROW(check_switch_values("toy", kOffered, {{"not_offered", "x"}}));  // the backend's own load() decides
   const std::string not_listed = test::error_of([] { check_switch_values("toy", kOffered, {{"flag", "abc"}}); });
   EXPECT_EQ(not_listed, "toy backend: switch flag=abc is not one of 0|1 (default 1)");
@@ -34,13 +36,50 @@ TEST(SwitchValues, ListsRangesAndFreeTextAreEnforcedAsDeclared) {
 }
 
 TEST(SwitchValues, ANonNumericIntegerSwitchIsAnErrorNotAStdException) {
-  BackendOptions o;
-  o.switches["gemv_rows"] = "abc";
   try {
-    o.get_int("gemv_rows", 4);
+    SwitchValues("toy", kOffered, {{"rows", "abc"}});
     FAIL() << "abc read as an integer";
   } catch (const Error& e) {
-    EXPECT_STREQ(e.what(), "switch gemv_rows=abc: not an integer");
+    EXPECT_STREQ(e.what(), "toy backend: switch rows=abc is not one of 1|2|4|8 (default 4)");
+  }
+}
+
+TEST(SwitchValues, TheBackendReadsTypedValuesWithTheTableDefaults) {
+  const SwitchValues v("toy", kOffered, {{"rows", "8"}, {"noise", "-0.25"}});
+  EXPECT_TRUE(v.flag("flag"));  // the table's default
+  EXPECT_FALSE(v.given("flag"));
+  EXPECT_EQ(v.integer("rows"), 8);
+  EXPECT_TRUE(v.given("rows"));
+  EXPECT_EQ(v.integer("ubatch"), 512);
+  EXPECT_EQ(v.text("kind"), "x");
+  EXPECT_DOUBLE_EQ(v.number("noise"), -0.25);
+  EXPECT_EQ(test::error_of([] { SwitchValues("toy", kOffered, {{"rowz", "2"}}); }),
+            "toy backend: unknown switch 'rowz' (offered: flag, rows, ubatch, kind, noise)");
+}
+
+TEST(SwitchValues, TablesDescribeThemselvesForTheStoreAndThePicker) {
+  EXPECT_EQ(kOffered[0].values(), "0|1");
+  EXPECT_EQ(kOffered[2].values(), "16..4096");
+  EXPECT_EQ(kOffered[4].values(), "float");
+  // A range is offered as its ends and its default, each a value the table accepts: never the
+  // range's text as if it were a value.
+  EXPECT_EQ(kOffered[2].picker_values(), (std::vector<std::string>{"16", "512", "4096"}));
+  for (const SwitchInfo& s : kOffered)
+    for (const std::string& v : s.picker_values()) EXPECT_TRUE(s.allows(v)) << s.name << "=" << v;
+}
+
+// Every backend this build has declares defaults its own table accepts, readable without a device.
+TEST(SwitchValues, EveryBuiltBackendsDefaultsAreAllowedByItsTable) {
+  register_all_backends();
+  for (const BackendFactory& f : backend_factories()) {
+    const std::vector<SwitchInfo> table = backend_switch_table(f.name);
+    EXPECT_FALSE(table.empty()) << f.name;
+    for (const SwitchInfo& s : table) {
+      EXPECT_TRUE(s.allows(s.default_value)) << f.name << " " << s.name << "=" << s.default_value;
+      for (const std::string& v : s.picker_values()) EXPECT_TRUE(s.allows(v)) << f.name << " " << s.name << "=" << v;
+      EXPECT_FALSE(s.description.empty()) << f.name << " " << s.name;
+    }
+    EXPECT_NO_THROW(SwitchValues(f.name, table, {}));
   }
 }
 

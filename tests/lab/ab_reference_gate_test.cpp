@@ -105,7 +105,7 @@ TEST(AbReferenceGate, TurningASwitchOffNeverChangesItsStatus) {
   test::TempDir dir;
   auto store = Store::open((dir / "lab.db").string(), no_import());
   auto model = test::make_toy_model();
-  const std::vector<SwitchInfo> switches = {{"fast", "test", "1", "0|1", "default"}};
+  const std::vector<SwitchInfo> switches = {bool_switch("fast", "test", true, "default")};
   store->sync_switches("toy", switches);
   auto side = [](const char* s, std::vector<double> v) {
     AbSide a;

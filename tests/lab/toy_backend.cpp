@@ -105,21 +105,18 @@ Passport ToyBackend::passport() {
 }
 
 std::vector<SwitchInfo> ToyBackend::switches() const {
-  return {{"delay_us", "busy-wait per decode step (test variant)", "0", "0..100000", "opt-in"},
-          {"logit_noise", "adds a fixed offset pattern to the logits (test variant)", "0", "float", "opt-in"},
-          {"fast", "skips the delay (test variant)", "0", "0|1", "candidate"}};
+  return {int_range_switch("delay_us", "busy-wait per decode step (test variant)", 0, 0, 100000, "opt-in"),
+          float_switch("logit_noise", "adds a fixed offset pattern to the logits (test variant)", 0, "opt-in"),
+          bool_switch("fast", "skips the delay (test variant)", false, "candidate")};
 }
 
 void ToyBackend::load(std::shared_ptr<const Model> model, const BackendOptions& options) {
-  for (const auto& [k, v] : options.switches)
-    if (k != "delay_us" && k != "logit_noise" && k != "fast")
-      throw Error("backend '" + name_ + "' has no switch '" + k + "'");
+  const SwitchValues sw(name_, switches(), options.switches);
   model_ = std::move(model);
   const HParams& h = model_->hparams();
   ctx_ = std::min(options.max_context, h.n_ctx_train);
-  delay_us_ = options.get_bool("fast", false) ? 0 : options.get_int("delay_us", 0);
-  auto it = options.switches.find("logit_noise");
-  noise_ = it == options.switches.end() ? 0.0f : std::stof(it->second);
+  delay_us_ = sw.flag("fast") ? 0 : sw.integer("delay_us");
+  noise_ = static_cast<float>(sw.number("logit_noise"));
   k_cache_.assign(static_cast<size_t>(h.n_layer) * ctx_ * h.kv_dim(), 0.0f);
   v_cache_.assign(k_cache_.size(), 0.0f);
   x_.assign(h.n_embd, 0);

@@ -33,7 +33,6 @@
 #include "ui/models/ab_view.h"
 #include "ui/models/optimisation_model.h"
 #include "ui/models/store_snapshot.h"
-#include "ui/models/switch_choices.h"
 #include "ui/panels/ab_panel.h"
 #include "ui/ui_test_support.h"
 
@@ -72,19 +71,6 @@ class TestAbPanel : public QObject {
     const auto c = p64::LabConfig::parse(compose_config("cpu", AbPanel::with_switch("threads=1", "kv_f16", "1").toStdString()));
     QCOMPARE(c.switches.at("kv_f16"), std::string("1"));
     QCOMPARE(c.threads, 1u);
-  }
-
-  // The switch picker offers for a range switch values the backend takes, never the range text
-  // itself (the option reader read "16..4096" as 16); every offered value passes the backend's check.
-  void switch_picker_offers_only_values_the_backend_takes() {
-    const p64::SwitchInfo ubatch{"prefill_ubatch", "prefill tokens per command buffer", "512", "16..4096", "default"};
-    const QStringList v = switch_choices("vulkan", ubatch);
-    QVERIFY(!v.isEmpty());
-    QVERIFY(!v.contains("16..4096"));
-    for (const char* want : {"16", "512", "4096"}) QVERIFY2(v.contains(want), qPrintable(v.join(",")));
-    for (const QString& x : v) p64::check_switch_values("vulkan", {ubatch}, {{"prefill_ubatch", x.toStdString()}});
-    QCOMPARE(switch_choices("cpu", {"kv_f16", "", "0", "0|1", "opt-in"}), (QStringList{"0", "1"}));
-    QCOMPARE(switch_choices("cpu", {"scale", "", "1.5", "float", "opt-in"}), QStringList{"1.5"});
   }
 
   // The Reason column speaks words: the seed plan's section numbers and milestone tags stay in

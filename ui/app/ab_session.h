@@ -1,8 +1,8 @@
 #pragma once
-// The A/B the workbench starts, on a worker thread: the same sequence as `p64 ab` (engine/lab/ab.h)
-// — both configurations measured interleaved, the quality gates, the verdict — then, with a store,
-// the run, its comparison and the optimisation history entry written in one transaction and read
-// back, so the page can show what was recorded.
+// The A/B the workbench starts, on a worker thread, through the engine call `p64 ab` makes
+// (run_ab_experiment, engine/lab/experiment.h): both configurations measured interleaved, the
+// quality gates, the verdict, then, with a store, the run, its comparison and the optimisation
+// history entry written in one transaction and read back, so the page can show what was recorded.
 #include <memory>
 #include <optional>
 #include <string>

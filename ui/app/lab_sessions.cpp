@@ -2,98 +2,58 @@
 
 #include <fstream>
 
-#include <nlohmann/json.hpp>
-
 #include "engine/common/error.h"
-#include "engine/lab/lab_run.h"
-#include "engine/lab/store.h"
-#include "engine/model/model.h"
+#include "engine/lab/experiment.h"
 
 namespace p64::ui {
 
 namespace {
-std::shared_ptr<const Model> model_for(const LabRequest& r) {
-  if (r.model && r.model->source() == r.model_path) return r.model;
+
+// The engine's request for a session; the model must have been opened in the Models panel.
+ExperimentRequest request_for(const LabRequest& r, Measurement measurement) {
   if (r.model_path.empty()) throw Error("no model: open a .p64 in the Models panel first");
-  return open_lab_model(r.model_path, LabConfig::parse(r.config).backend);
+  ExperimentRequest e;
+  e.measurement = measurement;
+  e.model_path = r.model_path;
+  e.model = r.model;
+  e.config = LabConfig::parse(r.config);
+  e.store_path = r.store_path;
+  e.label = r.label;
+  e.origin = "p64lab";
+  return e;
 }
 
-// Progress of load + measurement as one bar: loading is the first 10%.
-ProgressFn after_load(const ProgressFn& progress) {
-  return [progress](double f, std::string_view what) { return progress ? progress(0.1 + 0.9 * f, what) : true; };
+// One bar for the session: opening the model and loading the backend are its first 10%.
+ExperimentProgress one_bar(const ProgressFn& progress) {
+  if (!progress) return {};
+  ExperimentProgress p;
+  p.setup = [progress](double f, std::string_view what) { return progress(0.1 * f, what); };
+  p.measure = [progress](double f, std::string_view what) { return progress(0.1 + 0.9 * f, what); };
+  return p;
 }
+
 }  // namespace
 
 DecodeProxyOutcome run_decode_proxy_session(const LabRequest& request, const DecodeProxyParams& params,
                                             const ProgressFn& progress) {
-  const LabConfig config = LabConfig::parse(request.config);
-  if (progress && !progress(0.0, "opening the model")) throw Cancelled();
-  auto model = model_for(request);
-  std::unique_ptr<Store> store = request.store_path.empty() ? nullptr : Store::open(request.store_path);
-  if (progress && !progress(0.05, "loading the backend")) throw Cancelled();
-  const uint32_t needed = static_cast<uint32_t>(std::max(0, params.prompt_tokens) + std::max(0, params.decode_tokens));
-  LoadedBackend lb = load_backend(config, model, needed);
-  if (store) store->sync_switches(lb.name, lb.backend->switches());
-
-  DecodeProxyOutcome out;
-  out.result = run_decode_proxy(*lb.backend, *model, lb.passport, params, after_load(progress));
-  out.backend = lb.name;
-  out.device = lb.passport.device.name;
-  out.load_ms = lb.load_ms;
-  if (store) {
-    RunBundle b = begin_run_bundle(store.get(), RunKind::DecodeProxy, *model, request.model_path, lb, config);
-    b.samples = out.result.samples;
-    b.run.label = request.label;
-    b.run.params_json = nlohmann::json{{"tokens", params.decode_tokens}, {"prompt_tokens", params.prompt_tokens},
-                                       {"runs", params.runs}, {"warmup", params.warmup}, {"warm", params.warm_repeats},
-                                       {"from", "p64lab"}}
-                            .dump();
-    b.run.summary_json = nlohmann::json(out.result).dump();
-    out.run_id = store->write_run(std::move(b));
-  }
-  return out;
+  ExperimentRequest e = request_for(request, Measurement::DecodeProxy);
+  e.decode_tokens = params.decode_tokens;
+  e.prompt_tokens = params.prompt_tokens;
+  e.runs = params.runs;
+  e.warmup = params.warmup;
+  e.warm_repeats = params.warm_repeats;
+  e.machine_probe = params.machine_probe;
+  ExperimentOutcome o = run_experiment(e, one_bar(progress));
+  return {o.run_id, std::move(o.decode_proxy), o.backend, o.passport.device.name, o.load_ms};
 }
 
 TimelineOutcome run_timeline_session(const LabRequest& request, const TimelineParams& params,
                                      const ProgressFn& progress) {
-  const LabConfig config = LabConfig::parse(request.config);
-  if (progress && !progress(0.0, "opening the model")) throw Cancelled();
-  auto model = model_for(request);
-  std::unique_ptr<Store> store = request.store_path.empty() ? nullptr : Store::open(request.store_path);
-  if (progress && !progress(0.05, "loading the backend")) throw Cancelled();
-  LoadedBackend lb = load_backend(config, model, static_cast<uint32_t>(params.prompt_tokens + params.decode_tokens + 1));
-  if (store) store->sync_switches(lb.name, lb.backend->switches());
-
-  TimelineOutcome out;
-  out.result = run_timeline(*lb.backend, *model, params, after_load(progress));
-  if (out.result.spans.empty())
-    throw Error("timeline: backend '" + lb.name + "' reported no spans (it does not implement set_timeline)");
-  out.backend = lb.name;
-  out.device = lb.passport.device.name;
-  if (store) {
-    nlohmann::json summary = out.result.summary;
-    summary["decode_wall_ms"] = out.result.decode_wall_ms;
-    summary["prefill_wall_ms"] = out.result.prefill_wall_ms;
-    summary["coverage"] = out.result.coverage;
-    summary["tokens"] = params.decode_tokens;
-    summary["prompt_tokens"] = params.prompt_tokens;
-    RunBundle b = begin_run_bundle(store.get(), RunKind::Timeline, *model, request.model_path, lb, config);
-    b.ops = out.result.spans;
-    b.run.label = request.label;
-    b.run.params_json = nlohmann::json{{"tokens", params.decode_tokens}, {"prompt_tokens", params.prompt_tokens},
-                                       {"from", "p64lab"}}
-                            .dump();
-    b.run.summary_json = summary.dump();
-    SampleRecord s;
-    s.prompt_tokens = params.prompt_tokens;
-    s.decode_tokens = params.decode_tokens;
-    // With timing on; the decode-proxy figure (timing off) is the one to quote.
-    s.decode_tok_s = out.result.decode_wall_ms > 0 ? params.decode_tokens / (out.result.decode_wall_ms / 1e3) : 0;
-    s.peak_device_bytes = lb.backend->device_memory_peak();
-    b.samples.push_back(s);
-    out.run_id = store->write_run(std::move(b));
-  }
-  return out;
+  ExperimentRequest e = request_for(request, Measurement::Timeline);
+  e.decode_tokens = params.decode_tokens;
+  e.prompt_tokens = params.prompt_tokens;
+  ExperimentOutcome o = run_experiment(e, one_bar(progress));
+  return {o.run_id, std::move(o.timeline), o.backend, o.passport.device.name};
 }
 
 void write_chrome_trace(const std::string& path, const std::vector<OpSpan>& spans, const std::string& title) {

@@ -1,7 +1,7 @@
 #pragma once
-// Lab sessions the workbench starts (decode-proxy, timeline), run on a worker thread: the
-// same sequence as `p64 decode-proxy` / `p64 timeline` (engine/lab), ending with the run in
-// the store, so a run started here and one started from the CLI are the same record.
+// Lab sessions the workbench starts (decode-proxy, timeline), run on a worker thread through the
+// engine call `p64 decode-proxy` / `p64 timeline` make (run_experiment, engine/lab/experiment.h),
+// so a run started here and one started from the CLI are the same record.
 #include <memory>
 #include <string>
 

@@ -26,7 +26,6 @@
 #include "ui/charts/ab_chart.h"
 #include "ui/jobs/job.h"
 #include "ui/jobs/store_job.h"
-#include "ui/models/switch_choices.h"
 #include "ui/panels/chart_export_actions.h"
 #include "ui/panels/spin_box.h"
 
@@ -288,11 +287,11 @@ void AbPanel::fill_switches(SideEditor* side) {
   side->switches->clear();
   side->switches->addItem(tr("choose a switch…"));
   try {
-    const std::string name_of_backend = side->backend->currentText().toStdString();
-    auto backend = create_backend(name_of_backend);
-    for (const SwitchInfo& s : backend->switches()) {
-      for (const QString& v : switch_choices(name_of_backend, s)) {
-        const QString name = QString::fromStdString(s.name);
+    // The backend's own table, which the option reader checks against: a range offers its
+    // ends and default, never its "lo..hi" text.
+    for (const SwitchInfo& s : backend_switch_table(side->backend->currentText().toStdString())) {
+      for (const std::string& value : s.picker_values()) {
+        const QString name = QString::fromStdString(s.name), v = QString::fromStdString(value);
         side->switches->addItem(QString("%1=%2  (%3%4)")
                                     .arg(name, v, QString::fromStdString(s.status),
                                          v == QString::fromStdString(s.default_value) ? tr(", default") : QString()),
