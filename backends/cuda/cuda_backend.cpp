@@ -124,11 +124,11 @@ const std::vector<SwitchInfo>& switch_table() {
       int_switch("gemv_rows",
         "matrix rows per warp in the decode GEMV (activation reuse vs. parallelism)",
         2, {1, 2, 4}, "default"),
-      int_switch("gemv_fill",
+      int_range_switch("gemv_fill",
         "decode GEMV: rows per warp halved (down to 1; 2 with the rope epilogue) for a matrix whose grid "
         "would have fewer than this many blocks per multiprocessor, e.g. the 3B's o and down (3072 rows: "
         "384 blocks of 8 rows for 528 slots); 0: gemv_rows everywhere",
-        0, {0, 2, 3, 4, 6, 8}, "opt-in"),
+        0, 0, 64, "opt-in"),
       int_switch("attn_chunk",
         "cached positions per flash-decoding split block",
         16, {16, 32, 64, 128, 256}, "default"),

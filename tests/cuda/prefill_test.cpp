@@ -28,14 +28,18 @@ namespace {
 constexpr uint32_t kContext = 512;
 constexpr double kQuantBound = 1e-2, kF32Bound = 5e-3;
 
-// Every prompt batched unless a test says otherwise (prefill_batch_min would send the short
-// prompts through the decode graph).
 BackendOptions options(std::map<std::string, std::string> switches = {}) {
   BackendOptions o;
   o.max_context = kContext;
   o.switches = std::move(switches);
-  o.switches.emplace("prefill_batch_min", "1");
   return o;
+}
+
+// The CUDA backend with every prompt batched unless a test says otherwise (prefill_batch_min
+// would send the short prompts through the decode graph).
+BackendOptions cuda_options(std::map<std::string, std::string> switches = {}) {
+  switches.emplace("prefill_batch_min", "1");
+  return options(std::move(switches));
 }
 
 // The tiny models are declared with a 256-token context; the same tensors with room for 512.
@@ -93,7 +97,7 @@ TEST(CudaPrefill, BatchedMatchesCpuOnLastTokenAndArgmax) {
       std::string tag;
       for (const auto& [k, v] : sw) tag += " " + k + "=" + v;
       auto gpu = make_cuda_backend();
-      gpu->load(s.model, options(sw));
+      gpu->load(s.model, cuda_options(sw));
       for (size_t n : {1, 7, 64, 300}) {
         if (sw.count("prefill_chunk") && n < 300) continue;  // chunking only matters past a chunk
         if (sw.count("prefill_batch_min") && n > 7) continue;  // 1 and 7 go through the decode graph
@@ -129,9 +133,9 @@ TEST(CudaPrefill, DecodeAfterBatchedMatchesDecodeAfterStepwise) {
       auto step = make_cuda_backend();
       step->load(s.model, options({{"prefill", "stepwise"}}));
       auto batch = make_cuda_backend();
-      batch->load(s.model, options({{"prefill_chunk", "128"}}));
+      batch->load(s.model, cuda_options({{"prefill_chunk", "128"}}));
       auto split = make_cuda_backend();
-      split->load(s.model, options());
+      split->load(s.model, cuda_options());
       const int32_t a = step->prefill(toks, 0);
       const int32_t b = batch->prefill(toks, 0);
       const size_t half = n / 2;
