@@ -50,9 +50,7 @@ struct Switches {
   bool fuse_norm{};
   bool l2_prefetch{};
   bool gemv_reg_cap{};
-  // 0 = auto: 2 for Q8_0 matrices, 1 for the K-quants (promoted 2026-12-04 on the H200: 1 on
-  // the 3B Q4_K_M B/A 1.079, 1.082; 2 on the 3B Q8_0 B/A 1.052, 1.053)
-  int gemv_in_flight{};
+  int gemv_in_flight{};  // 0 = auto: 2 for Q8_0 matrices, 1 for the K-quants
   int act_bits{};  // act_quant: int16 | int8 | f32 (0)
   bool fused_gate_up{};
   bool qkv_fused{};
@@ -60,12 +58,10 @@ struct Switches {
   int gemv_fill{};  // blocks per multiprocessor a GEMV grid should reach; 0: rows per warp fixed
   int attn_chunk{};
   int attn_grid{};      // split blocks per kv head; 0: one per possible split
-  // splits the attention combine loads before merging them (8 promoted on the H200 2026-12-04:
-  // B/A 1.009, 1.011 on the 3B Q4_K_M)
-  int combine_batch{};
-  bool rms_batched{};  // promoted on the H200 2026-12-04: B/A 1.010, 1.010 on the 3B Q4_K_M
-  int argmax_batch{};  // promoted on the H200 2026-12-04: B/A 1.005, 1.004 (after 1.004, 1.002 inconclusive)
-  bool attn_early{};  // promoted on the H200 2026-12-04: B/A 1.044, 1.045 on the 3B Q4_K_M
+  int combine_batch{};  // splits the attention combine loads before merging them
+  bool rms_batched{};
+  int argmax_batch{};
+  bool attn_early{};
   bool qkv_rope{};  // RoPE + KV write in the q/k/v GEMV epilogue
   bool gemv_tiles{};  // gemv_layout=tiles
   int gemv_split{};       // rows per block of the block-split GEMV; 0: a warp owns whole rows
@@ -92,13 +88,13 @@ const std::vector<SwitchInfo>& switch_table() {
       bool_switch("fuse_norm",
         "RMSNorm and the FFN activation quantization folded into the GEMVs: the residual add's "
         "epilogue writes the next norm's input quantized plus partial sums of squares, the "
-        "consumer scales by 1/rms (integer paths only); slower on the H200: its 32-row blocks "
+        "consumer scales by 1/rms (integer paths only); rejected: its 32-row blocks "
         "serialize the rows' loads",
         false, "rejected"),
       bool_switch("l2_prefetch",
         "each GEMV's blocks issue bulk L2 prefetches of the next matrices' weights (up to 32 MiB) "
         "before waiting for their inputs, so weight streaming continues across kernel boundaries; "
-        "rejected on the H200 (B/A 0.65 twice: the prefetch traffic competes with the live GEMV)",
+        "rejected: the prefetch traffic competes with the live GEMV",
         false, "rejected"),
       enum_switch("gemv_regs",
         "decode GEMV register budget: 'free' lets the compiler take ~130-160 registers (3 blocks per "
@@ -107,8 +103,7 @@ const std::vector<SwitchInfo>& switch_table() {
       enum_switch("gemv_in_flight",
         "decode GEMV (integer paths): 32-unit rounds per lane whose weight loads are issued before "
         "any arithmetic on them; 1 frees registers for more resident warps. auto: 2 for Q8_0 matrices, "
-        "1 for the K-quants (H200 2026-12-04: 1 on the 3B Q4_K_M B/A 1.079, 1.082; 2 on the 3B Q8_0 "
-        "B/A 1.052, 1.053)",
+        "1 for the K-quants",
         "auto", {"auto", "1", "2"}, "default"),
       enum_switch("act_quant",
         "GEMV activations for Q4_K/Q6_K/Q8_0: int16 per 32 with dp2a, int8 per 32 with dp4a "
@@ -139,26 +134,25 @@ const std::vector<SwitchInfo>& switch_table() {
       int_switch("combine_batch",
         "attention combine: the partials (max, sum, weighted V) of this many splits are loaded before "
         "any is merged, one online-softmax rescale per batch, so a batch costs one memory latency; 1: a "
-        "pass for the max then one for the sums, split by split (H200 2026-12-04: B/A 1.009, 1.011)",
+        "pass for the max then one for the sums, split by split",
         8, {1, 8}, "default"),
       bool_switch("rms_batched",
         "RMSNorm kernels: each thread loads all its elements of the sum of squares (up to 16) before "
         "adding them, and its norm weight before waiting for the producer, so the pass costs one memory "
-        "latency instead of a strided loop's (H200 2026-12-04: B/A 1.010, 1.010)",
+        "latency instead of a strided loop's",
         true, "default"),
       int_switch("argmax_batch",
         "device argmax (one block): logits each thread loads before comparing them, so the scan of a "
-        "128k vocabulary needs 8 rounds of loads instead of 125 dependent ones (H200 2026-12-04: B/A 1.005, 1.004)",
+        "128k vocabulary needs 8 rounds of loads instead of 125 dependent ones",
         16, {1, 16}, "default"),
       bool_switch("attn_early",
         "decode attention: each split block loads its first round of cached K/V rows (all but the step's "
         "own position) and both attention kernels read the position before waiting for the q/k/v GEMV, "
-        "so those loads overlap the GEMV's tail (H200 2026-12-04: B/A 1.044, 1.045)",
+        "so those loads overlap the GEMV's tail",
         true, "default"),
       bool_switch("qkv_rope",
         "RoPE and the k/v cache write in the q/k/v GEMV's epilogue (a warp's adjacent rows are a "
-        "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs); "
-        "promoted on the H200 (B/A 1.006, 1.004)",
+        "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs)",
         true, "default"),
       enum_switch("gemv_layout",
         "decode GEMV weight layout: 'blocks' reads the file's Q4_K/Q6_K blocks (AoS or SoA); 'tiles' "
@@ -179,9 +173,8 @@ const std::vector<SwitchInfo>& switch_table() {
         "each GEMV block makes its own int16 input in shared memory from the fp32 vector: RMSNorm before "
         "q/k/v, gate/up and the logits, the plain quantization before down (gemv_prologue.cuh); no rms_attn, "
         "rms_ffn, ffn_quant, rms_final launches. Needs int16 activations on integer paths, gemv_rows=2, "
-        "gemv_regs=cap, no fuse_norm/swiglu_quant; otherwise the separate kernels run. Rejected on the H100: "
-        "B/A 0.660, 0.659 on the 3B Q4_K_M (every block pays ~5 us of prologue per wave, more than the "
-        "launch it saves)",
+        "gemv_regs=cap, no fuse_norm/swiglu_quant; otherwise the separate kernels run. Rejected: every "
+        "block pays the prologue, more than the launch it saves",
         false, "rejected"),
       enum_switch("kv_type",
         "KV cache element type; auto = f32 for F32 models, f16 otherwise",
@@ -196,8 +189,8 @@ const std::vector<SwitchInfo>& switch_table() {
         512, {64, 128, 256, 512, 1024, 2048}, "default"),
       int_range_switch("prefill_batch_min",
         "prompts shorter than this many tokens skip the batched prefill and go token by token through the "
-        "decode step's graph (the batched pass has a fixed cost of several decode steps: ~10 ms against "
-        "1.4 ms a token on the H100's 3B Q4_K_M); 1: every prompt batched",
+        "decode step's graph (the batched pass has a fixed cost of several decode steps); 1: every prompt "
+        "batched",
         8, 1, 64, "default"),
       bool_switch("prefill_splitk",
         "batched prefill: GEMMs whose output tiles leave SMs idle (q/k/v, o, down at 512 tokens) "

@@ -86,15 +86,15 @@ const std::vector<SwitchInfo>& switch_table() {
         16, {1, 2, 4, 8, 16, 32}, "default"),
       int_switch("threads_per_row",
         "threads summing one row of the decode GEMV; 0 = max(32, subgroup size)",
-        0, {0, 8, 16, 32, 64, 128}, "default"),
+        0, {0, 1, 2, 4, 8, 16, 32, 64, 128, 256}, "default"),
       enum_switch("gemv_kernel",
         "decode GEMV: scalar = one unit per thread at a time; wide = 16-byte loads, units_in_flight units per "
         "row in flight per thread, rows_per_group rows per thread group",
         "wide", {"scalar", "wide"}, "default"),
-      int_switch("max_units_per_thread",
+      int_range_switch("max_units_per_thread",
         "decode GEMV: per matrix, double threads_per_row (up to 128, and 1024 threads per workgroup) while a "
         "thread would sum more than this many 32-element units of a row (long rows, e.g. FFN down); 0 = off",
-        4, {0, 2, 4, 8}, "default"),
+        4, 0, 64, "default"),
       int_switch("attn_splits",
         "decode attention: workgroups per query head, each over its share of the positions; the "
         "last to finish merges them (flash-decoding in one dispatch), from attn_split_from positions on",
@@ -105,10 +105,10 @@ const std::vector<SwitchInfo>& switch_table() {
       int_range_switch("attn_split_from",
         "context length (positions) from which decode attention uses attn_splits",
         512, 1, 1048576, "default"),
-      int_switch("max_workgroup_threads",
+      int_range_switch("max_workgroup_threads",
         "decode GEMV: halve a matrix's rows per workgroup while rows x threads per row "
         "exceed this (FFN down, whose long rows get more threads); 0 = no cap",
-        512, {0, 256, 512, 1024}, "default"),
+        512, 0, 1024, "default"),
       int_switch("units_in_flight",
         "weight units per row a thread loads before it computes on them (gemv_kernel=wide)",
         1, {1, 2, 4, 8}, "default"),

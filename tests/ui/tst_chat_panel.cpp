@@ -32,6 +32,18 @@ class TestChatPanel : public QObject {
   QTemporaryDir dir_;
   QTemporaryDir settings_;
 
+  // stories260K converted once into the test's folder and opened in the workbench
+  void open_stories(Workbench& wb) {
+    const QString model = dir_.filePath("stories260K.p64");
+    if (!QFileInfo::exists(model))
+      p64::convert_to_p64(test::shared_model("stories260K.gguf").toStdString(), model.toStdString(), {});
+    wb.set_model(model, p64::open_p64(model.toStdString()));
+  }
+  static void on_one_cpu_thread(ChatPanel& panel) {
+    panel.backend_box()->setCurrentText("cpu");
+    panel.threads_box()->setValue(1);
+  }
+
  private Q_SLOTS:
   void initTestCase() { test::isolate_settings(settings_); }
 
@@ -142,13 +154,10 @@ class TestChatPanel : public QObject {
   // On a 64-position context, replies that fill it: the meter shows the positions after every
   // turn, every next message is still answered, and the page says when the oldest turns went.
   void context_meter_and_full_context_policy() {
-    const QString model = dir_.filePath("stories260K.p64");
-    if (!QFileInfo::exists(model)) p64::convert_to_p64(test::shared_model("stories260K.gguf").toStdString(), model.toStdString(), {});
     Workbench wb;
-    wb.set_model(model, p64::open_p64(model.toStdString()));
+    open_stories(wb);
     ChatPanel panel(wb);
-    panel.backend_box()->setCurrentText("cpu");
-    panel.threads_box()->setValue(1);
+    on_one_cpu_thread(panel);
     panel.temperature_box()->setValue(0);
     panel.context_box()->setValue(64);
     panel.max_tokens_box()->setValue(1000);  // until the context is full
@@ -175,13 +184,10 @@ class TestChatPanel : public QObject {
 
   // A message longer than the whole context is refused with the reason in sight, not run.
   void a_message_longer_than_the_context_is_refused() {
-    const QString model = dir_.filePath("stories260K.p64");
-    if (!QFileInfo::exists(model)) p64::convert_to_p64(test::shared_model("stories260K.gguf").toStdString(), model.toStdString(), {});
     Workbench wb;
-    wb.set_model(model, p64::open_p64(model.toStdString()));
+    open_stories(wb);
     ChatPanel panel(wb);
-    panel.backend_box()->setCurrentText("cpu");
-    panel.threads_box()->setValue(1);
+    on_one_cpu_thread(panel);
     panel.context_box()->setValue(64);
     QSignalSpy finished(&panel, &ChatPanel::reply_finished);
     panel.input_edit()->setPlainText(QString("the cat sat on the mat ").repeated(30));
