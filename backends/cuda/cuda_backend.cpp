@@ -645,7 +645,7 @@ void CudaBackend::load_batched_prefill() {
 bool CudaBackend::can_fuse_norm() const {
   const HParams& hp = hp_;
   if (sw_.act_bits == 0 || !sw_.fused_gate_up || hp.n_embd % 32 || hp.n_ff % 32 || hp.head_dim % 32) return false;
-  auto ok = [](const DevMatrix& m) { return gemv_has_int_path(m.dtype, m.n); };
+  auto ok = [&](const DevMatrix& m) { return gemv_has_int_path(m.dtype, m.n, sw_.act_bits); };
   if (!ok(output_)) return false;
   for (const DevLayer& L : layers_) {
     if (!ok(L.wq) || !ok(L.wk) || !ok(L.wv) || !ok(L.wo) || !ok(L.gate) || !ok(L.up) || !ok(L.down)) return false;
@@ -713,7 +713,9 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
 void CudaBackend::enqueue_step() {
   const HParams& hp = hp_;
   const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff;
-  auto int_path = [&](const DevMatrix& m) { return sw_.act_bits != 0 && gemv_has_int_path(m.dtype, m.n); };
+  auto int_path = [&](const DevMatrix& m) {
+    return sw_.act_bits != 0 && gemv_has_int_path(m.dtype, m.n, sw_.act_bits);
+  };
   set_dependent_launch(sw_.pdl);
   // With fuse_norm the step's activations ping-pong: the residual's normalized form is in act_,
   // the attention output and the FFN hidden vector in act_alt_ (a GEMV never reads and writes

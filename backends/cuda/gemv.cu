@@ -247,6 +247,7 @@ bool visit_int16_reader(uint32_t dtype, F&& f) {
     case kQ6_KS: f(ReaderTag<Dp2a<kQ6_KS>>{}); return true;
     case kQ8_0: f(ReaderTag<Dp2a<kQ8_0>>{}); return true;
     case kQ8_0S: f(ReaderTag<Dp2a<kQ8_0S>>{}); return true;
+    case kQ5_0: f(ReaderTag<Dp2a<kQ5_0>>{}); return true;
     case kTiledQ4_K: f(ReaderTag<TiledQ4_K>{}); return true;
     case kTiledQ6_K: f(ReaderTag<TiledQ6_K>{}); return true;
   }
@@ -286,10 +287,11 @@ void embed_one(RowRef r, const StepState* st, int64_t rows, float* out, cudaStre
 
 }  // namespace
 
-bool gemv_has_int_path(uint32_t dtype, int64_t n) {
+bool gemv_has_int_path(uint32_t dtype, int64_t n, int act_bits) {
   switch (dtype) {
     case kQ4_K: case kQ4_KS: case kQ6_K: case kQ6_KS: return n % 256 == 0;
     case kQ8_0: case kQ8_0S: return n % 32 == 0;
+    case kQ5_0: return act_bits == 16 && n % 32 == 0;
     case kTiledQ4_K: case kTiledQ6_K: return n % 256 == 0;
     default: return false;
   }
@@ -343,7 +345,7 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   }
   if (g.dtype == kTiledQ4_K || g.dtype == kTiledQ6_K)
     throw Error("CUDA backend: the tiled weight forms are read on the int16 activation path only");
-  if (g.act_bits == 8 && gemv_has_int_path(g.dtype, g.n)) {
+  if (g.act_bits == 8 && gemv_has_int_path(g.dtype, g.n, 8)) {
     switch (g.dtype) {
       case kQ4_K: return launch_rows<Dp4a<kQ4_K>>(a, g.mode, r, stream);
       case kQ4_KS: return launch_rows<Dp4a<kQ4_KS>>(a, g.mode, r, stream);

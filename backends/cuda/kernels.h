@@ -103,8 +103,9 @@ struct GemvLaunch {
   GemvRope rope;               // Store mode, 2 or 4 rows per warp
   GemvPrologue prologue;
 };
-// True when the integer-activation paths exist for this dtype and row length.
-bool gemv_has_int_path(uint32_t dtype, int64_t n);
+// True when an integer-activation path of `act_bits` (16 or 8) exists for this dtype and row
+// length (Q5_0 has the int16 one only).
+bool gemv_has_int_path(uint32_t dtype, int64_t n, int act_bits = 16);
 void launch_gemv(const GemvLaunch& g, cudaStream_t stream);
 // out[n] = row `token` (read from state) of an embedding matrix, dequantized.
 void launch_embed(uint32_t dtype, const uint8_t* w, int64_t rows, int64_t n, int64_t nb,

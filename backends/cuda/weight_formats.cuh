@@ -626,4 +626,49 @@ struct Dp2aQ8_0 : Dp4aQ8_0<SOA> {
 template <> struct Dp2a<kQ8_0> : Dp2aQ8_0<false> {};
 template <> struct Dp2a<kQ8_0S> : Dp2aQ8_0<true> {};
 
+// Q5_0 (llama.cpp's fallback for Q4_K rows that are not a multiple of 256 wide) on the int16
+// path. A unit is one 22-byte block, read with 2-byte loads; its 5-bit quants minus 16 fit
+// signed bytes, which dp2a takes as they are.
+struct Dp2aQ5_0 {
+  static constexpr int kInFlight = 2;
+  struct X { uint4 v[4]; float d; };  // elements 0..7, 8..15, 16..23, 24..31
+  struct Raw { uint32_t qs[4]; uint32_t qh; uint16_t d; };
+  struct RowPtr { const uint8_t* b; };
+  __device__ static int64_t units(int64_t n) { return n / 32; }
+  __device__ static RowPtr row_ptr(const RowRef& r) { return RowPtr{r.w + r.row * (r.n / 32) * 22}; }
+  __device__ static RowPtr shift(const RowPtr& p, int64_t bytes) { return RowPtr{p.b + bytes}; }
+  __device__ static void load_x(X& x, const ActRef& a, int64_t, int64_t u64) {
+    const int u = int(u64);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) x.v[i] = ld_x16(a, 32 * u + 8 * i);
+    x.d = a.xd[u];
+  }
+  __device__ static void load(Raw& raw, const RowPtr& p, int64_t u) {
+    const uint8_t* blk = p.b + 22 * u;
+    raw.d = ld_u16(blk);
+    raw.qh = ld_u32_a2(blk + 2);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) raw.qs[i] = ld_u32_a2(blk + 6 + 4 * i);
+  }
+  // Bits 0..3 of h moved to bit 4 of bytes 0..3: the fifth bit of four quants.
+  __device__ static uint32_t fifth_bits(uint32_t h) {
+    return ((h & 1u) << 4) | ((h & 2u) << 11) | ((h & 4u) << 18) | ((h & 8u) << 25);
+  }
+  __device__ static float dot(const Raw& raw, const X& x, int64_t) {
+    int isum = 0;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const uint32_t w = raw.qs[k];
+      // quants 4k..4k+3 (low nibbles) and 16+4k..16+4k+3 (high nibbles), minus 16 per byte
+      const uint32_t lo = __vsub4((w & 0x0F0F0F0Fu) | fifth_bits(raw.qh >> (4 * k)), 0x10101010u);
+      const uint32_t hi = __vsub4(((w >> 4) & 0x0F0F0F0Fu) | fifth_bits(raw.qh >> (16 + 4 * k)), 0x10101010u);
+      const int p = (k & 1) * 2;
+      isum = dp2(lo, word_of(x.v[k >> 1], p), word_of(x.v[k >> 1], p + 1), isum);
+      isum = dp2(hi, word_of(x.v[2 + (k >> 1)], p), word_of(x.v[2 + (k >> 1)], p + 1), isum);
+    }
+    return h2f(raw.d) * x.d * float(isum);
+  }
+};
+template <> struct Dp2a<kQ5_0> : Dp2aQ5_0 {};
+
 }  // namespace p64::cuda
