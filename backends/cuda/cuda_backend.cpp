@@ -67,6 +67,7 @@ struct Switches {
   int gemv_split{};       // rows per block of the block-split GEMV; 0: a warp owns whole rows
   bool swiglu_quant{};  // the gate/up GEMV quantizes the down projection's input itself
   bool gemv_prologue{};  // each GEMV normalizes and quantizes its own input
+  bool q5_0_int16{};     // Q5_0 matrices on the int16 dp2a path (else fp32 FMA)
   std::string kv_type{};
   bool batched_prefill{};  // prefill: batched | stepwise
   int prefill_chunk{};
@@ -165,6 +166,10 @@ const std::vector<SwitchInfo>& switch_table() {
         "threads split the rows' units, so every weight load of a 3072-wide row is in flight at once "
         "(gemv_split.cu); 0: a warp owns whole rows and loads them in rounds",
         0, {0, 2, 4}, "opt-in"),
+      bool_switch("q5_0_int16",
+        "decode GEMV: Q5_0 matrices (the quantizer's fallback for Q4_K rows whose width is not a multiple "
+        "of 256) read int16 activations with dp2a; 0: fp32 FMA on dequantized weights",
+        true, "candidate"),
       bool_switch("swiglu_quant",
         "the fused gate/up GEMV's SwiGLU epilogue writes the down projection's int16 input (blocks "
         "of 32 rows, 16 warps) instead of a separate quantization kernel: one launch fewer per layer",
@@ -231,6 +236,7 @@ Switches parse_switches(const BackendOptions& o) {
   s.gemv_tiles = v.text("gemv_layout") == "tiles";
   s.swiglu_quant = v.flag("swiglu_quant");
   s.gemv_prologue = v.flag("gemv_prologue");
+  s.q5_0_int16 = v.flag("q5_0_int16");
   s.gemv_split = v.integer("gemv_split");
   if (s.gemv_tiles && s.act_bits != 16) {
     if (v.given("gemv_layout"))
@@ -344,6 +350,10 @@ class CudaBackend final : public Backend {
   L2Prefetch next_prefetch_{};
   bool can_fuse_norm() const;
   bool can_use_prologue() const;
+  // The activation bits a GEMV of `m` reads: act_quant's, or 0 (fp32) for Q5_0 under q5_0_int16=0.
+  int matrix_act_bits(const DevMatrix& m) const {
+    return m.dtype == uint32_t(DType::Q5_0) && !sw_.q5_0_int16 ? 0 : sw_.act_bits;
+  }
 
   int device_ = -1;
   cudaStream_t stream_ = nullptr;
@@ -645,7 +655,7 @@ void CudaBackend::load_batched_prefill() {
 bool CudaBackend::can_fuse_norm() const {
   const HParams& hp = hp_;
   if (sw_.act_bits == 0 || !sw_.fused_gate_up || hp.n_embd % 32 || hp.n_ff % 32 || hp.head_dim % 32) return false;
-  auto ok = [&](const DevMatrix& m) { return gemv_has_int_path(m.dtype, m.n, sw_.act_bits); };
+  auto ok = [&](const DevMatrix& m) { return gemv_has_int_path(m.dtype, m.n, matrix_act_bits(m)); };
   if (!ok(output_)) return false;
   for (const DevLayer& L : layers_) {
     if (!ok(L.wq) || !ok(L.wk) || !ok(L.wv) || !ok(L.wo) || !ok(L.gate) || !ok(L.up) || !ok(L.down)) return false;
@@ -661,7 +671,7 @@ bool CudaBackend::can_use_prologue() const {
   const HParams& hp = hp_;
   if (sw_.act_bits != 16 || fuse_norm_ || sw_.swiglu_quant || sw_.gemv_rows != 2 || !sw_.gemv_reg_cap) return false;
   if (hp.n_embd % 32 || hp.n_ff % 32 || hp.n_embd > kGemvPrologueMaxN || hp.n_ff > kGemvPrologueMaxN) return false;
-  auto ok = [](const DevMatrix& m) { return gemv_has_int_path(m.dtype, m.n); };
+  auto ok = [&](const DevMatrix& m) { return gemv_has_int_path(m.dtype, m.n, matrix_act_bits(m)); };
   if (!ok(output_)) return false;
   for (const DevLayer& L : layers_)
     if (!ok(L.wq) || !ok(L.wk) || !ok(L.wv) || !ok(L.gate) || !ok(L.up) || !ok(L.down)) return false;
@@ -701,7 +711,7 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.units_in_flight = sw_.gemv_in_flight != 0 ? sw_.gemv_in_flight : q8 ? 2 : 1;
   next_prefetch_ = L2Prefetch{};
   g.mode = mode;
-  g.act_bits = sw_.act_bits;
+  g.act_bits = matrix_act_bits(*mats[0]);
   g.rows_per_warp = sw_.gemv_rows;
   g.fill_blocks = int64_t(sw_.gemv_fill) * multiprocessors_;
   g.rope = rope;
@@ -714,7 +724,7 @@ void CudaBackend::enqueue_step() {
   const HParams& hp = hp_;
   const int64_t E = hp.n_embd, Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff;
   auto int_path = [&](const DevMatrix& m) {
-    return sw_.act_bits != 0 && gemv_has_int_path(m.dtype, m.n, sw_.act_bits);
+    return matrix_act_bits(m) != 0 && gemv_has_int_path(m.dtype, m.n, matrix_act_bits(m));
   };
   set_dependent_launch(sw_.pdl);
   // With fuse_norm the step's activations ping-pong: the residual's normalized form is in act_,
