@@ -57,7 +57,8 @@ std::string describe(const std::map<std::string, std::string>& sw) {
 
 TEST(CudaStepSwitches, QuantizedMixesMatchCpuOnDequantizedTwins) {
   P64_REQUIRE_CUDA_DEVICE();
-  for (const TinyTypes& t : {soa_mix(), all_types(DType::Q4_K), all_types(DType::Q6_K), all_types(DType::Q8_0)}) {
+  for (const TinyTypes& t : {soa_mix(), all_types(DType::Q4_K), all_types(DType::Q6_K), all_types(DType::Q8_0),
+                             all_types(DType::Q5_0)}) {
     auto model = make_tiny_model(t, 31);
     auto twin = make_tiny_model(t, 31, false, /*dequantized_twin=*/true);
     const std::vector<int32_t> tokens = random_tokens(40, 384, 5);
