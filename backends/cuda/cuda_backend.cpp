@@ -168,8 +168,9 @@ const std::vector<SwitchInfo>& switch_table() {
         0, {0, 2, 4}, "opt-in"),
       bool_switch("q5_0_int16",
         "decode GEMV: Q5_0 matrices (the quantizer's fallback for Q4_K rows whose width is not a multiple "
-        "of 256) read int16 activations with dp2a; 0: fp32 FMA on dequantized weights",
-        true, "candidate"),
+        "of 256) read int16 activations with dp2a; 0: fp32 FMA on dequantized weights. Not yet run on a GPU: "
+        "opt-in until p64_cuda_tests and an A/B have",
+        false, "opt-in"),
       bool_switch("swiglu_quant",
         "the fused gate/up GEMV's SwiGLU epilogue writes the down projection's int16 input (blocks "
         "of 32 rows, 16 warps) instead of a separate quantization kernel: one launch fewer per layer",

@@ -47,7 +47,8 @@ const std::map<std::string, std::string> kVariants[] = {
     {{"argmax_batch", "16"}}, {{"argmax_batch", "16"}, {"graphs", "0"}},
     {{"attn_early", "1"}}, {{"attn_early", "1"}, {"graphs", "0"}}, {{"attn_early", "1"}, {"attn_grid", "16"}},
     {{"attn_early", "0"}}, {{"attn_early", "0"}, {"graphs", "0"}},
-    {{"gemv_prologue", "1"}}, {{"gemv_prologue", "1"}, {"graphs", "0"}}, {{"gemv_prologue", "1"}, {"gemv_rows", "4"}}};
+    {{"gemv_prologue", "1"}}, {{"gemv_prologue", "1"}, {"graphs", "0"}}, {{"gemv_prologue", "1"}, {"gemv_rows", "4"}},
+    {{"q5_0_int16", "1"}}, {{"q5_0_int16", "1"}, {"graphs", "0"}}};
 
 std::string describe(const std::map<std::string, std::string>& sw) {
   std::string s;
