@@ -71,7 +71,11 @@ TEST(TempFiles, AModelConvertedForDecodeIsMadeInTheCacheFolderWhichItCleans) {
   touch(converted / stale);
   auto model = open_model_for_decode(test::shared_model("stories260K.gguf").string());
   ASSERT_TRUE(model);
-  EXPECT_TRUE(test::names_in(converted).empty());  // the stale file removed, this one unlinked once mapped
+  // the stale file removed; the conversion kept under its cache name, no temporary left
+  const std::vector<std::string> left = test::names_in(converted);
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].rfind("stories260K.gguf-", 0), 0u) << left[0];
+  EXPECT_EQ(temp_file_owner(left[0]), 0) << left[0];
   EXPECT_TRUE(test::names_in(dir / "tmp").empty());
 }
 
