@@ -129,7 +129,7 @@ const std::vector<SwitchInfo>& switch_table() {
       bool_switch("overlap",
         "decode dispatches without pipeline barriers: each workgroup issues its first weight loads, "
         "then waits on a flag the previous stage's workgroups set (needs subgroups, fuse_norm and fused_gate_up); "
-        "rejected 2026-12-04: B/A 0.924, 0.937 on the H200",
+        "rejected (docs/results/vulkan-switch-promotions.md)",
         false, "rejected"),
       bool_switch("fence_poll",
         "wait for a decode step by polling its fence (then blocking after 20 ms) instead of a "

@@ -31,22 +31,34 @@ struct KeyHash {
 };
 
 // Each file the input consists of: its name under the input, size and modification time.
-void add_files(KeyHash& k, const fs::path& input) {
+// False for anything but regular files and folders of them (a FIFO, a device): those are not
+// kept, and the conversion's own checks name them.
+bool add_file(KeyHash& k, const fs::path& f, const std::string& name) {
   std::error_code ec;
-  if (!fs::is_directory(input, ec)) {
-    k.add(uint64_t(fs::file_size(input)));
-    k.add(uint64_t(fs::last_write_time(input).time_since_epoch().count()));
-    return;
-  }
+  if (!fs::is_regular_file(f, ec)) return false;
+  const uint64_t size = fs::file_size(f, ec);
+  if (ec) return false;
+  const auto mtime = fs::last_write_time(f, ec);
+  if (ec) return false;
+  k.add(name);
+  k.add(size);
+  k.add(uint64_t(mtime.time_since_epoch().count()));
+  return true;
+}
+bool add_files(KeyHash& k, const fs::path& input) {
+  std::error_code ec;
+  if (!fs::is_directory(input, ec)) return add_file(k, input, "");
   std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(input))
-    if (e.is_regular_file()) files.push_back(e.path());
-  std::sort(files.begin(), files.end());
-  for (const fs::path& f : files) {
-    k.add(fs::relative(f, input).generic_string());
-    k.add(uint64_t(fs::file_size(f)));
-    k.add(uint64_t(fs::last_write_time(f).time_since_epoch().count()));
+  for (auto it = fs::recursive_directory_iterator(input, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_directory(ec)) continue;
+    files.push_back(it->path());
   }
+  if (ec) return false;
+  std::sort(files.begin(), files.end());
+  for (const fs::path& f : files)
+    if (!add_file(k, f, fs::relative(f, input, ec).generic_string())) return false;
+  return true;
 }
 
 bool is_entry(const fs::directory_entry& e) {
@@ -57,15 +69,12 @@ bool is_entry(const fs::directory_entry& e) {
 
 fs::path converted_cache_path(const std::string& input, const std::string& tokenizer, int layout) {
   KeyHash k;
-  try {
-    k.add(fs::weakly_canonical(input).string());
-    add_files(k, input);
-    if (!tokenizer.empty()) {
-      k.add(fs::weakly_canonical(tokenizer).string());
-      add_files(k, tokenizer);
-    }
-  } catch (const fs::filesystem_error& e) {
-    throw Error(input + ": cannot read it to look for its conversion: " + e.code().message());
+  std::error_code ec;
+  k.add(fs::weakly_canonical(input, ec).string());
+  if (ec || !add_files(k, input)) return {};
+  if (!tokenizer.empty()) {
+    k.add(fs::weakly_canonical(tokenizer, ec).string());
+    if (ec || !add_files(k, tokenizer)) return {};
   }
   k.add(uint64_t(layout));
   // the container version and the converter that wrote it: a new build converts again

@@ -12,7 +12,8 @@
 namespace p64 {
 
 // Where the conversion of `input` (with `tokenizer`, a llama2.c tokenizer file, or "") into
-// matrix layout `layout` is kept. Throws naming `input` when it cannot be read.
+// matrix layout `layout` is kept; empty when they are not regular files (or folders of them)
+// that can be read: such a conversion is not kept.
 std::filesystem::path converted_cache_path(const std::string& input, const std::string& tokenizer, int layout);
 
 // The cache's size budget in bytes (P64_CONVERTED_CACHE_MB; a bad value is an Error naming it).

@@ -58,9 +58,9 @@ std::shared_ptr<const Model> open_model_for_decode(const std::string& path, cons
   }
   if (kind.empty())
     throw Error(path + ": not a model this program reads (expected .p64, GGUF, a llama2.c checkpoint or a Hugging Face folder)");
-  const uint64_t budget = converted_cache_budget();
   const fs::path kept = converted_cache_path(path, tokenizer_path, int(layout));
-  const fs::path dir = kept.parent_path();
+  const uint64_t budget = kept.empty() ? 0 : converted_cache_budget();
+  const fs::path dir = p64_cache_dir() / "converted";
   std::error_code ec;
   if (budget > 0 && fs::is_regular_file(kept, ec)) {
     try {

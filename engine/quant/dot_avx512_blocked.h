@@ -182,16 +182,10 @@ struct Q4_KRows {
 };
 
 // Decode streams every weight once from memory. A prefetch per unit, this far ahead of each row,
-// spread over the loop rather than issued in a burst per row group: on the 2-core Xeon VM (plain
-// 2-thread read 23-26 GB/s) two threads went from 15 GB/s of Q8_0 weights with no prefetch and
-// 17 with dot_x86.h's per-row burst to 19-20 (32 KiB into L2). On the 2-core EPYC VM (2-thread
-// read ~40 GB/s) 16 KiB into L1 with unrolled row loops and a burst over the first 16 KiB of
-// each range of rows took SmolLM2-360M Q8_0 decode from 41.8 to 51.8 tok/s; no prefetch: 23.
-// Later on that VM (2026-12-04, one thread streaming 28 GB/s but decoding at 9 GB/s) perf put
-// the kernel's stalls on the prefetch itself and on the first use of each line: L1-bound
-// prefetches run out of L1 miss buffers. Into L2, 32 KiB ahead, one prefetch per line instead of
-// up to three: one thread 24 -> 37 tok/s, two 41 -> 52-63 (Llama-3.2-1B Q4_K_M 22.7 -> 29.2);
-// 16 or 64 KiB ahead, or the T2 hint, measured the same within noise (docs/cpu-backend.md).
+// spread over the loop rather than issued in a burst per row group, into L2 (T1) and one per
+// line: prefetches into L1 run out of its miss buffers, and bursts stall on the first use of each
+// line. 16 or 64 KiB ahead, or the T2 hint, measured the same within noise; the measurements are
+// in docs/cpu-backend.md.
 constexpr size_t kSpreadPrefetchAhead = 32768;
 inline void prefetch_weights(uintptr_t at) { _mm_prefetch(reinterpret_cast<const char*>(at), _MM_HINT_T1); }
 
