@@ -109,6 +109,29 @@ class TestModelsRuns : public QObject {
     QVERIFY(test::wait_until([&] { return wb.jobs().isEmpty(); }, 30000));
   }
 
+  // A llama2.c checkpoint opens with the tokenizer shipped beside it; without one (and no
+  // dialog to ask) the failure says a tokenizer is needed.
+  void a_llama2c_checkpoint_opens_with_the_tokenizer_beside_it() {
+    QTemporaryDir with_tok, without_tok;
+    QVERIFY(QFile::copy(test::shared_model("stories260K.bin"), with_tok.filePath("stories260K.bin")));
+    QVERIFY(QFile::copy(test::shared_model("tok512.bin"), with_tok.filePath("tok512.bin")));
+    QVERIFY(QFile::copy(test::shared_model("stories260K.bin"), without_tok.filePath("stories260K.bin")));
+    Workbench wb;
+    wb.set_backend("cpu");
+    ModelsPanel panel(wb);
+    panel.set_interactive(false);
+    QSignalSpy opened(&panel, &ModelsPanel::opened);
+    QSignalSpy failed(&panel, &ModelsPanel::open_failed);
+    panel.open(with_tok.filePath("stories260K.bin"));
+    QVERIFY(test::wait_until([&] { return (opened.count() > 0 || failed.count() > 0) && wb.jobs().isEmpty(); }, 60000));
+    QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(0).toString()));
+    QVERIFY(wb.model() != nullptr);
+    QCOMPARE(wb.model()->vocab().size(), size_t(512));
+    panel.open(without_tok.filePath("stories260K.bin"));
+    QVERIFY(test::wait_until([&] { return failed.count() > 0 && wb.jobs().isEmpty(); }, 60000));
+    QVERIFY2(failed.first().at(0).toString().contains("tokenizer"), qPrintable(failed.first().at(0).toString()));
+  }
+
   void verify_passes() {
     QSignalSpy verified(models_, &ModelsPanel::verified);
     models_->verify();

@@ -23,13 +23,22 @@ LoadedModel load_p64(const std::string& path, const ProgressFn& progress) {
   return out;
 }
 
-LoadedModel load_model(const std::string& path, const std::string& backend, const ProgressFn& progress) {
+LoadedModel load_model(const std::string& path, const std::string& backend, const ProgressFn& progress,
+                       const std::string& tokenizer) {
   if (detect_model_format(path) == "p64") return load_p64(path, progress);
   auto contents = std::make_shared<P64Contents>();
   LoadedModel out;
-  out.model = open_model_for_decode(path, "", progress, conversion_layout_for(backend), contents.get());
+  out.model = open_model_for_decode(path, tokenizer, progress, conversion_layout_for(backend), contents.get());
   out.contents = std::move(contents);
   return out;
+}
+
+QString llama2c_tokenizer_beside(const QString& checkpoint) {
+  for (const char* name : {"tokenizer.bin", "tok512.bin"}) {
+    const QString candidate = QFileInfo(checkpoint).absolutePath() + "/" + QLatin1String(name);
+    if (QFileInfo::exists(candidate)) return candidate;
+  }
+  return {};
 }
 
 void write_synthetic_gguf(const std::string& preset, const std::string& quant, uint64_t seed,

@@ -20,16 +20,7 @@ ConvertDialog::ConvertDialog(const QString& source, QWidget* parent) : QDialog(p
   output_->setMinimumWidth(420);
   tokenizer_ = new QLineEdit(this);
   const bool llama2c = QFileInfo(source).suffix().compare("bin", Qt::CaseInsensitive) == 0;
-  if (llama2c) {
-    // llama2.c ships its tokenizer beside the checkpoint (tokenizer.bin / tok512.bin ...).
-    for (const char* name : {"tokenizer.bin", "tok512.bin"}) {
-      const QString cand = QFileInfo(source).absolutePath() + "/" + QLatin1String(name);
-      if (QFileInfo::exists(cand)) {
-        tokenizer_->setText(cand);
-        break;
-      }
-    }
-  }
+  if (llama2c) tokenizer_->setText(llama2c_tokenizer_beside(source));
   tokenizer_->setEnabled(llama2c);
   tokenizer_->setPlaceholderText(llama2c ? tr("llama2.c tokenizer file (required)") : tr("not needed for this format"));
   using Layout = ConvertOptions::Layout;

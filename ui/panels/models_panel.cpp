@@ -17,6 +17,7 @@
 #include <QVBoxLayout>
 
 #include "engine/format/p64_reader.h"
+#include "engine/format/source_model.h"
 #include "ui/app/model_io.h"
 #include "ui/app/workbench.h"
 #include "ui/charts/manifold_grid.h"
@@ -130,9 +131,26 @@ void ModelsPanel::open(const QString& path) {
   // cache on the way (Convert to P64… writes a .p64 to keep).
   auto result = std::make_shared<LoadedModel>();
   const std::string p = path.toStdString(), backend = wb_.backend().toStdString();
-  auto* job = new Job(tr("Opening %1").arg(QFileInfo(path).fileName()), [p, backend, result](const ProgressFn& progress, Job&) {
-    *result = load_model(p, backend, progress);
-  });
+  // A llama2.c checkpoint needs its tokenizer file (the CLI's --tokenizer): the one beside it,
+  // else the one the user picks.
+  std::string tokenizer;
+  bool llama2c = false;
+  try {
+    llama2c = detect_model_format(p) == "llama2c";
+  } catch (const std::exception&) {
+    // unreadable: the job below says why, naming the file
+  }
+  if (llama2c) {
+    QString t = llama2c_tokenizer_beside(path);
+    if (t.isEmpty() && interactive_)
+      t = QFileDialog::getOpenFileName(this, tr("Tokenizer for %1").arg(QFileInfo(path).fileName()),
+                                       QFileInfo(path).absolutePath(), tr("llama2.c tokenizer (*.bin);;All files (*)"));
+    tokenizer = t.toStdString();
+  }
+  auto* job = new Job(tr("Opening %1").arg(QFileInfo(path).fileName()),
+                      [p, backend, tokenizer, result](const ProgressFn& progress, Job&) {
+                        *result = load_model(p, backend, progress, tokenizer);
+                      });
   set_busy(true);
   connect(job, &Job::succeeded, this, [this, path, result] {
     current_path_ = path;
