@@ -351,6 +351,7 @@ class CudaBackend final : public Backend {
   L2Prefetch next_prefetch_{};
   bool can_fuse_norm() const;
   bool can_use_prologue() const;
+  bool all_on_int_path(bool with_o) const;
   // The activation bits a GEMV of `m` reads: act_quant's, or 0 (fp32) for Q5_0 under q5_0_int16=0.
   int matrix_act_bits(const DevMatrix& m) const {
     return m.dtype == uint32_t(DType::Q5_0) && !sw_.q5_0_int16 ? 0 : sw_.act_bits;
@@ -656,12 +657,18 @@ void CudaBackend::load_batched_prefill() {
 bool CudaBackend::can_fuse_norm() const {
   const HParams& hp = hp_;
   if (sw_.act_bits == 0 || !sw_.fused_gate_up || hp.n_embd % 32 || hp.n_ff % 32 || hp.head_dim % 32) return false;
+  for (const DevLayer& L : layers_)
+    if (L.gate.dtype != L.up.dtype) return false;
+  return all_on_int_path(/*with_o=*/true);
+}
+
+// Every matrix a decode step reads on an integer path (the o projection only `with_o`).
+bool CudaBackend::all_on_int_path(bool with_o) const {
   auto ok = [&](const DevMatrix& m) { return gemv_has_int_path(m.dtype, m.n, matrix_act_bits(m)); };
   if (!ok(output_)) return false;
-  for (const DevLayer& L : layers_) {
-    if (!ok(L.wq) || !ok(L.wk) || !ok(L.wv) || !ok(L.wo) || !ok(L.gate) || !ok(L.up) || !ok(L.down)) return false;
-    if (L.gate.dtype != L.up.dtype) return false;
-  }
+  for (const DevLayer& L : layers_)
+    if (!ok(L.wq) || !ok(L.wk) || !ok(L.wv) || (with_o && !ok(L.wo)) || !ok(L.gate) || !ok(L.up) || !ok(L.down))
+      return false;
   return true;
 }
 
@@ -672,11 +679,7 @@ bool CudaBackend::can_use_prologue() const {
   const HParams& hp = hp_;
   if (sw_.act_bits != 16 || fuse_norm_ || sw_.swiglu_quant || sw_.gemv_rows != 2 || !sw_.gemv_reg_cap) return false;
   if (hp.n_embd % 32 || hp.n_ff % 32 || hp.n_embd > kGemvPrologueMaxN || hp.n_ff > kGemvPrologueMaxN) return false;
-  auto ok = [&](const DevMatrix& m) { return gemv_has_int_path(m.dtype, m.n, matrix_act_bits(m)); };
-  if (!ok(output_)) return false;
-  for (const DevLayer& L : layers_)
-    if (!ok(L.wq) || !ok(L.wk) || !ok(L.wv) || !ok(L.gate) || !ok(L.up) || !ok(L.down)) return false;
-  return true;
+  return all_on_int_path(/*with_o=*/false);
 }
 
 void CudaBackend::prefetch_next(std::initializer_list<const DevMatrix*> next) {
@@ -897,7 +900,7 @@ int32_t CudaBackend::step(int32_t token, int32_t pos) {
   step_pos_ = pos;
   timing_ = sink_ != nullptr;
   if (sw_.graphs && !timing_) {
-    if (!graph_exec_) capture_step_graph();
+    if (!graph_exec_) capture_step_graph();  // load() captures it; not after a load that failed past the weights
     P64_CUDA_CHECK(cudaGraphLaunch(graph_exec_, stream_));
   } else {
     P64_CUDA_CHECK(cudaMemcpyAsync(d_state_, h_state_, 2 * sizeof(int32_t), cudaMemcpyHostToDevice, stream_));

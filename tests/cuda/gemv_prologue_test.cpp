@@ -64,7 +64,7 @@ TEST(CudaGemvPrologue, MatchesTheNormKernelAndTheHostReference) {
           dtype = cuda::tiled_dtype_for(f.dtype, n);
         }
         DeviceVec<uint8_t> dg(gate.bytes), du(up.bytes);
-        DeviceVec<float> dx(x), dw(w), out(static_cast<size_t>(rows)), out2(static_cast<size_t>(rows)), split_out(static_cast<size_t>(rows));
+        DeviceVec<float> dx(x), dw(w), out(static_cast<size_t>(rows)), out2(static_cast<size_t>(rows));
         DeviceVec<float> xf(static_cast<size_t>(n)), xd(size_t(n) / 32 + 2), xs(size_t(n) / 16 + 2);
         DeviceVec<int16_t> xq(size_t(n) + 16);
         const cuda::ActBuffers act{xf.get(), xq.get(), xd.get(), xs.get(), 16};

@@ -25,10 +25,13 @@ LoadedModel load_p64(const std::string& path, const ProgressFn& progress) {
 
 LoadedModel load_model(const std::string& path, const std::string& backend, const ProgressFn& progress,
                        const std::string& tokenizer) {
-  if (detect_model_format(path) == "p64") return load_p64(path, progress);
+  const std::string format = detect_model_format(path);
+  if (format == "p64") return load_p64(path, progress);
+  std::string tok = tokenizer;
+  if (tok.empty() && format == "llama2c") tok = llama2c_tokenizer_beside(QString::fromStdString(path)).toStdString();
   auto contents = std::make_shared<P64Contents>();
   LoadedModel out;
-  out.model = open_model_for_decode(path, tokenizer, progress, conversion_layout_for(backend), contents.get());
+  out.model = open_model_for_decode(path, tok, progress, conversion_layout_for(backend), contents.get());
   out.contents = std::move(contents);
   return out;
 }

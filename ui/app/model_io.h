@@ -26,7 +26,8 @@ LoadedModel load_p64(const std::string& path, const ProgressFn& progress);
 // Whatever the CLI opens, the way open_lab_model opens it: a .p64 as load_p64, a GGUF, llama2.c
 // checkpoint or Hugging Face folder converted for `backend` into the p64 cache (nothing is
 // written beside it); the contents are the converted container's, under the user's path.
-// `tokenizer`: a llama2.c checkpoint's tokenizer file (the CLI's --tokenizer).
+// `tokenizer`: a llama2.c checkpoint's tokenizer file (the CLI's --tokenizer); when empty, the
+// one shipped beside the checkpoint (llama2c_tokenizer_beside).
 LoadedModel load_model(const std::string& path, const std::string& backend, const ProgressFn& progress,
                        const std::string& tokenizer = "");
 // The llama2.c tokenizer shipped beside a checkpoint (tokenizer.bin, tok512.bin), or empty.

@@ -30,6 +30,18 @@
 #include "ui/panels/table_view.h"
 
 namespace p64::ui {
+namespace {
+
+// An unreadable file is not one: the open job then says why, naming it.
+bool is_llama2c_file(const std::string& path) {
+  try {
+    return detect_model_format(path) == "llama2c";
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+}  // namespace
 
 ModelsPanel::ModelsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   header_ = new KeyValueModel(this);
@@ -131,22 +143,14 @@ void ModelsPanel::open(const QString& path) {
   // cache on the way (Convert to P64… writes a .p64 to keep).
   auto result = std::make_shared<LoadedModel>();
   const std::string p = path.toStdString(), backend = wb_.backend().toStdString();
-  // A llama2.c checkpoint needs its tokenizer file (the CLI's --tokenizer): the one beside it,
-  // else the one the user picks.
+  // A llama2.c checkpoint needs its tokenizer file (the CLI's --tokenizer): load_model takes the
+  // one beside it; without one, the user picks it.
   std::string tokenizer;
-  bool llama2c = false;
-  try {
-    llama2c = detect_model_format(p) == "llama2c";
-  } catch (const std::exception&) {
-    // unreadable: the job below says why, naming the file
-  }
-  if (llama2c) {
-    QString t = llama2c_tokenizer_beside(path);
-    if (t.isEmpty() && interactive_)
-      t = QFileDialog::getOpenFileName(this, tr("Tokenizer for %1").arg(QFileInfo(path).fileName()),
-                                       QFileInfo(path).absolutePath(), tr("llama2.c tokenizer (*.bin);;All files (*)"));
-    tokenizer = t.toStdString();
-  }
+  if (interactive_ && llama2c_tokenizer_beside(path).isEmpty() && is_llama2c_file(p))
+    tokenizer = QFileDialog::getOpenFileName(this, tr("Tokenizer for %1").arg(QFileInfo(path).fileName()),
+                                             QFileInfo(path).absolutePath(),
+                                             tr("llama2.c tokenizer (*.bin);;All files (*)"))
+                    .toStdString();
   auto* job = new Job(tr("Opening %1").arg(QFileInfo(path).fileName()),
                       [p, backend, tokenizer, result](const ProgressFn& progress, Job&) {
                         *result = load_model(p, backend, progress, tokenizer);
