@@ -12,6 +12,7 @@
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_passport.h"
 #include "backends/cuda/gemv_bench.h"
+#include "backends/cuda/stream_bench.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/prefill_runner.h"
@@ -1035,6 +1036,7 @@ void register_cuda_backend() {
   register_backend({"cuda", 100, [](std::string* why) { return cuda_device_available(why); },
                     [] { return make_cuda_backend(); }, [] { return switch_table(); }});
   register_gemv_bench("cuda", cuda::run_gemv_bench);
+  register_gemv_chain_bench("cuda", cuda::run_gemv_chain_bench);
 }
 
 }  // namespace p64

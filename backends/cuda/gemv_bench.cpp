@@ -7,6 +7,7 @@
 #include <memory>
 #include <random>
 
+#include "backends/cuda/bench_support.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
@@ -23,39 +24,6 @@ struct OpShape {
   const char* op;
   int64_t rows, n;
   GemvMode mode;
-};
-
-// Random quants with a finite f16 scale in every block: the speed of a GEMV does not depend
-// on the values, but NaNs would make the outputs useless for a glance.
-std::vector<uint8_t> random_blocks(DType aos, int64_t rows, int64_t n, uint64_t seed) {
-  const auto info = *dtype_info(aos);
-  std::vector<uint8_t> b(dtype_row_bytes(aos, uint64_t(n)) * uint64_t(rows));
-  std::mt19937_64 rng(seed);
-  for (size_t i = 0; i + 8 <= b.size(); i += 8) {
-    const uint64_t v = rng();
-    std::memcpy(b.data() + i, &v, 8);
-  }
-  const uint16_t scale = 0x1C00;  // 2^-8
-  std::vector<size_t> fields;
-  if (aos == DType::Q4_K) fields = {0, 2};
-  else if (aos == DType::Q6_K) fields = {208};
-  else fields = {0};
-  for (size_t blk = 0; blk + info.block_bytes <= b.size(); blk += info.block_bytes)
-    for (size_t f : fields) std::memcpy(b.data() + blk + f, &scale, 2);
-  return b;
-}
-
-class DeviceBuffer {
- public:
-  explicit DeviceBuffer(size_t bytes) : p_(device_alloc(bytes, "bench-gemv buffer")) {}
-  ~DeviceBuffer() { device_free(p_); }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-  template <class T = uint8_t>
-  T* get() const { return static_cast<T*>(p_); }
-
- private:
-  void* p_;
 };
 
 // The weight bytes in `layout`, or empty where the layout has no form for the dtype.

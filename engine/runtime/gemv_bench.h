@@ -41,4 +41,38 @@ void register_gemv_bench(std::string backend, GemvBench bench);
 // nullptr when the backend has none.
 const GemvBench* find_gemv_bench(std::string_view backend);
 
+// The chain benchmark (p64 bench-stream): a model shape's q/k/v, o, gate/up and down matrices,
+// layer after layer, multiplied once as the decode step launches them and once by a persistent
+// kernel that streams the whole chain (each variant in the backend's words), with the outputs of
+// the two compared.
+struct GemvChainRequest {
+  HParams shape;
+  int layers = 0;                // 0: the shape's own
+  std::vector<int> rings = {4, 8};  // rounds in flight per warp of the streamed kernel
+  int iters = 10;                // chains per timed repeat
+  int repeats = 5;
+};
+
+struct GemvChainRow {
+  std::string variant;
+  uint64_t bytes = 0;  // weight bytes one chain reads
+  double us_median = 0, us_min = 0, us_max = 0;  // per chain
+  double gbs() const { return us_median > 0 ? double(bytes) / (us_median * 1e3) : 0; }
+};
+
+struct GemvChainResult {
+  int layers = 0, matrices = 0;
+  std::string dtype;
+  std::vector<GemvChainRow> rows;
+  // the streamed outputs against the launched ones: outputs compared, bit-identical, largest
+  // relative difference
+  int64_t compared = 0, identical = 0;
+  double max_rel_diff = 0;
+};
+
+using GemvChainBench = std::function<GemvChainResult(const GemvChainRequest&)>;
+
+void register_gemv_chain_bench(std::string backend, GemvChainBench bench);
+const GemvChainBench* find_gemv_chain_bench(std::string_view backend);
+
 }  // namespace p64

@@ -5,7 +5,7 @@
 # compute-sanitizer), then speed, bench-gemv, the timeline and A/Bs.
 # Carry .dev/gpu (p64, p64_cuda_tests, xz'd or not) and .dev/shared; the peer comes from
 # .dev/peer/llama-bench-cuda-sm90.xz or an earlier call's /tmp/llama-bench.
-# Env: STAGES (default "tests bench speed peer quality"; also "ab", "ttft"), MODELS_LIST, VARIANTS (below),
+# Env: STAGES (default "tests bench speed peer quality"; also "ab", "ttft", "stream"), MODELS_LIST, VARIANTS (below),
 # BENCH_ARGS (extra bench-gemv options), AB (switches to A/B twice against the defaults),
 # QUALITY_OPTS (the switches compare and the sanitizer run with), SUMMARY_VARIANT. The last lines
 # are the issue-22 table (scripts/gpu/summary-table.py).
@@ -43,6 +43,11 @@ fi
 if has bench; then
   timeout 200 "$P64" bench-gemv --preset llama-3.2-3b --iters 50 --repeats 5 ${BENCH_ARGS:-} >"$L/bench_gemv.txt" 2>&1
   cat "$L/bench_gemv.txt" >>"$TABLE"; cat "$L/bench_gemv.txt"
+fi
+# the layer matrices launched one kernel each against one persistent kernel streaming them
+if has stream; then
+  timeout 120 "$P64" bench-stream --preset llama-3.2-3b --iters 10 --repeats 5 >"$L/bench_stream.txt" 2>&1
+  cat "$L/bench_stream.txt" >>"$TABLE"; cat "$L/bench_stream.txt"
 fi
 speed() { timeout 150 "$P64" decode-proxy "$@" --tokens 128 --prompt-tokens 1 --runs 3 --warmup 1 --db "$DB" --json \
   2>>"$L/speed.err" | python3 -c "

@@ -1,0 +1,223 @@
+#include "backends/cuda/stream_bench.h"
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+
+#include "backends/cuda/bench_support.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/launch.cuh"
+#include "backends/cuda/stream_chain.h"
+#include "backends/cuda/stream_layout.h"
+#include "backends/cuda/tiled_weights.h"
+#include "engine/common/error.h"
+
+namespace p64::cuda {
+namespace {
+
+struct ChainMatrix {
+  StreamMatrixShape shape;
+  std::vector<uint8_t> tiled;  // the same bytes in every layer
+};
+
+// int16 activations of width n as the decode step makes them (an RMSNorm kernel's output).
+struct Activations {
+  DeviceBuffer x, xf, xq, xd, xs;
+  explicit Activations(int64_t n)
+      : x(size_t(n) * 4), xf(size_t(n) * 4), xq(size_t(n) * 2), xd(size_t(n) / 8 + 64), xs(size_t(n) / 4 + 64) {
+    std::vector<float> v(static_cast<size_t>(n));
+    std::mt19937 rng(static_cast<uint32_t>(n));
+    std::normal_distribution<float> nd(0.f, 1.f);
+    for (auto& e : v) e = nd(rng);
+    P64_CUDA_CHECK(cudaMemcpy(x.get(), v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+    launch_rmsnorm_quant(x.get<float>(), nullptr, 0.f, n, buffers(), nullptr);
+  }
+  ActBuffers buffers() const { return ActBuffers{xf.get<float>(), xq.get(), xd.get<float>(), xs.get<float>(), 16}; }
+};
+
+GemvChainRow time_chain(const std::string& variant, uint64_t bytes, const GemvChainRequest& req, cudaStream_t stream,
+                        const std::function<void()>& chain) {
+  chain();  // warm-up
+  cudaEvent_t a, b;
+  P64_CUDA_CHECK(cudaEventCreate(&a));
+  P64_CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<double> us;
+  for (int r = 0; r < req.repeats; ++r) {
+    P64_CUDA_CHECK(cudaEventRecord(a, stream));
+    for (int i = 0; i < req.iters; ++i) chain();
+    P64_CUDA_CHECK(cudaEventRecord(b, stream));
+    P64_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    P64_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    us.push_back(1e3 * ms / req.iters);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(us.begin(), us.end());
+  return GemvChainRow{variant, bytes, us[us.size() / 2], us.front(), us.back()};
+}
+
+// Adds the streamed outputs' agreement with the launched ones to `res`.
+void compare(const std::vector<float>& launched, const std::vector<float>& streamed,
+             const std::vector<StreamMatrixShape>& shapes, GemvChainResult& res) {
+  size_t at = 0;
+  for (const StreamMatrixShape& s : shapes) {
+    float scale = 0.f;
+    for (int64_t i = 0; i < s.rows; ++i) scale = std::max(scale, std::fabs(launched[at + size_t(i)]));
+    for (int64_t i = 0; i < s.rows; ++i, ++at) {
+      const float x = launched[at], y = streamed[at];
+      ++res.compared;
+      if (x == y) ++res.identical;
+      const double rel = std::isfinite(y) ? std::fabs(double(y) - x) / std::max(scale, 1e-30f) : INFINITY;
+      res.max_rel_diff = std::max(res.max_rel_diff, rel);
+    }
+  }
+}
+
+}  // namespace
+
+GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
+  std::string why;
+  if (!cuda_device_available(&why)) throw Error("bench-stream: " + why);
+  if (req.iters < 1 || req.repeats < 1) throw Error("bench-stream: iters and repeats must be at least 1");
+  for (int r : req.rings)
+    if (r != 4 && r != 8) throw Error("bench-stream: ring must be 4 or 8 rounds (got " + std::to_string(r) + ")");
+  const HParams& h = req.shape;
+  const int layers = req.layers ? req.layers : int(h.n_layer);
+  if (layers < 1 || layers > 1024) throw Error("bench-stream: layers must be 1 to 1024 (got " + std::to_string(layers) + ")");
+  const int64_t E = h.n_embd, Q = h.q_dim(), KV = h.kv_dim(), F = h.n_ff;
+  // gate and up as one matrix of 2F rows: the same bytes the SwiGLU GEMV reads
+  std::vector<ChainMatrix> mats = {{{Q + 2 * KV, E}, {}}, {{E, Q}, {}}, {{2 * F, E}, {}}, {{E, F}, {}}};
+  for (size_t m = 0; m < mats.size(); ++m) {
+    const StreamMatrixShape& s = mats[m].shape;
+    if (!tiled_dtype_for(DType::Q4_K, s.n))
+      throw Error("bench-stream: width " + std::to_string(s.n) + " has no tiled Q4_K form");
+    const std::vector<uint8_t> blocks = random_blocks(DType::Q4_K, s.rows, s.n, 42 + m);
+    mats[m].tiled.resize(blocks.size());
+    pack_tiled(DType::Q4_K, blocks.data(), mats[m].tiled.data(), s.rows, s.n);
+  }
+  int sms = 0;
+  P64_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  std::vector<StreamMatrixShape> shapes;
+  std::vector<const uint8_t*> tiled;
+  uint64_t layer_bytes = 0;
+  for (const ChainMatrix& m : mats) layer_bytes += m.tiled.size();
+  for (int l = 0; l < layers; ++l)
+    for (const ChainMatrix& m : mats) {
+      shapes.push_back(m.shape);
+      tiled.push_back(m.tiled.data());
+    }
+  const StreamPlan plan = plan_stream(shapes, sms, kStreamWarps);
+  const uint64_t chain_bytes = layer_bytes * uint64_t(layers);
+
+  // the launched chain's weights: every layer its own copy, so every matrix comes from DRAM
+  DeviceBuffer weights(chain_bytes);
+  {
+    uint64_t at = 0;
+    for (int l = 0; l < layers; ++l)
+      for (const ChainMatrix& m : mats) {
+        P64_CUDA_CHECK(cudaMemcpy(weights.get() + at, m.tiled.data(), m.tiled.size(), cudaMemcpyHostToDevice));
+        at += m.tiled.size();
+      }
+  }
+  DeviceBuffer streamed(plan.bytes());
+  {
+    std::vector<uint8_t> host(plan.bytes());
+    pack_stream(plan, tiled, host.data());
+    P64_CUDA_CHECK(cudaMemcpy(streamed.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
+  }
+  DeviceBuffer warp_begin(plan.warp_begin.size() * 8);
+  P64_CUDA_CHECK(cudaMemcpy(warp_begin.get(), plan.warp_begin.data(), plan.warp_begin.size() * 8, cudaMemcpyHostToDevice));
+
+  const Activations act_e(E), act_q(Q), act_f(F);
+  const Activations* act_of[4] = {&act_e, &act_q, &act_e, &act_f};
+  P64_CUDA_CHECK(cudaDeviceSynchronize());  // made on the default stream; the chains run on their own
+  int64_t out_rows = 0;
+  for (const StreamMatrixShape& s : shapes) out_rows += s.rows;
+  DeviceBuffer out_launched(size_t(out_rows) * 4), out_streamed(size_t(out_rows) * 4);
+
+  cudaStream_t stream;
+  P64_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::vector<StreamChainOp> ops;
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  set_dependent_launch(true);  // as the decode step launches its kernels
+  P64_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  {
+    uint64_t at = 0;
+    int64_t row_at = 0;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      const StreamMatrixShape& s = shapes[i];
+      const ActBuffers act = act_of[i % 4]->buffers();
+      GemvLaunch g;
+      g.dtype = kTiledQ4_K;
+      g.n = s.n;
+      g.xf = act.xf;
+      g.xq = act.xq;
+      g.xd = act.xd;
+      g.xs = act.xs;
+      g.mode = GemvMode::Store;
+      g.act_bits = 16;
+      g.rows_per_warp = 2;
+      g.cap_registers = true;
+      g.units_in_flight = 1;
+      g.seg[0] = GemvSegment{weights.get() + at, out_launched.get<float>() + row_at, s.rows, s.rows * s.n / 256};
+      launch_gemv(g, stream);
+      ops.push_back(StreamChainOp{act.xq, act.xd, act.xs, out_streamed.get<float>() + row_at, s.rows, s.n});
+      at += mats[i % 4].tiled.size();
+      row_at += s.rows;
+    }
+  }
+  P64_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  P64_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  DeviceBuffer ops_dev(ops.size() * sizeof(StreamChainOp)), barrier(64);
+  P64_CUDA_CHECK(cudaMemcpy(ops_dev.get(), ops.data(), ops.size() * sizeof(StreamChainOp), cudaMemcpyHostToDevice));
+  P64_CUDA_CHECK(cudaMemset(barrier.get(), 0, 64));
+
+  GemvChainResult res;
+  res.layers = layers;
+  res.matrices = int(shapes.size());
+  res.dtype = "Q4_K (tiled)";
+  res.rows.push_back(time_chain("launches (graph, pdl)", chain_bytes, req, stream,
+                                [&] { P64_CUDA_CHECK(cudaGraphLaunch(exec, stream)); }));
+  std::vector<float> launched(static_cast<size_t>(out_rows)), got(static_cast<size_t>(out_rows));
+  P64_CUDA_CHECK(cudaStreamSynchronize(stream));
+  P64_CUDA_CHECK(cudaMemcpy(launched.data(), out_launched.get(), launched.size() * 4, cudaMemcpyDeviceToHost));
+
+  StreamChainLaunch l;
+  l.ops = ops_dev.get<StreamChainOp>();
+  l.nops = int(ops.size());
+  l.stream = streamed.get();
+  l.warp_begin = warp_begin.get<uint64_t>();
+  l.barrier = barrier.get<unsigned>();
+  l.fault = barrier.get<int>() + 1;
+  l.blocks = sms;
+  auto run_streamed = [&](const std::string& name, int ring, bool barriers) {
+    l.ring = ring;
+    l.barriers = barriers;
+    P64_CUDA_CHECK(cudaMemset(out_streamed.get(), 0xFF, size_t(out_rows) * 4));  // NaN until written
+    res.rows.push_back(time_chain(name, chain_bytes, req, stream, [&] {
+      P64_CUDA_CHECK(cudaMemsetAsync(l.barrier, 0, 4, stream));
+      launch_stream_chain(l, stream);
+    }));
+    P64_CUDA_CHECK(cudaStreamSynchronize(stream));
+    int fault = 0;
+    P64_CUDA_CHECK(cudaMemcpy(&fault, l.fault, 4, cudaMemcpyDeviceToHost));
+    if (fault) throw Error("bench-stream: a grid barrier timed out (" + name + "): the blocks were not all resident");
+    P64_CUDA_CHECK(cudaMemcpy(got.data(), out_streamed.get(), got.size() * 4, cudaMemcpyDeviceToHost));
+    compare(launched, got, shapes, res);
+  };
+  for (int ring : req.rings) run_streamed("stream ring " + std::to_string(ring) + ", barriers", ring, true);
+  run_streamed("stream ring " + std::to_string(req.rings.back()) + ", no barriers", req.rings.back(), false);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  cudaStreamDestroy(stream);
+  return res;
+}
+
+}  // namespace p64::cuda

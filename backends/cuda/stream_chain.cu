@@ -1,0 +1,137 @@
+// The streamed GEMV chain (stream_chain.h). Per warp: a ring of `RING` rounds in shared memory
+// filled by cp.async from the warp's own stream. RING - 1 rounds are always committed ahead of
+// the one being multiplied, whatever matrix they belong to, so the copies keep flowing while the
+// warp waits at a barrier or has no rows in the current matrix. The arithmetic is the decode
+// GEMV's (TiledQ4_K::dot on int16 activations), unit for unit in the same order.
+#include <cuda_runtime.h>
+
+#include "backends/cuda/cp_async.cuh"
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/stream_chain.h"
+#include "backends/cuda/stream_layout.h"
+#include "backends/cuda/tiled_formats.cuh"
+#include "backends/cuda/warp_reduce.cuh"
+
+namespace p64::cuda {
+namespace {
+
+template <int N>
+__device__ __forceinline__ void cp_async_wait_pending() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+__device__ __forceinline__ uint4 lds16(const unsigned char* p) { return *reinterpret_cast<const uint4*>(p); }
+__device__ __forceinline__ unsigned ld_acquire(const unsigned* p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ __forceinline__ uint64_t global_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Every block arrives, then waits until all have: generation k ends when the counter reaches
+// k * gridDim.x. A wait past 2 s (a grid not co-resident) sets `fault` and lets the rest run.
+__device__ void grid_barrier(unsigned* counter, unsigned generation, int* fault) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicAdd(counter, 1u);
+    const unsigned target = generation * gridDim.x;
+    const uint64_t t0 = global_ns();
+    while (ld_acquire(counter) < target) {
+      if (*reinterpret_cast<volatile int*>(fault) || global_ns() - t0 > 2000000000ull) {
+        atomicExch(fault, 1);
+        break;
+      }
+    }
+  }
+  __syncthreads();
+}
+
+template <int RING>
+__global__ void __launch_bounds__(kStreamWarps * 32, 1) stream_chain_kernel(const StreamChainLaunch a) {
+  extern __shared__ __align__(16) unsigned char ring_all[];
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  const int64_t slots = int64_t(gridDim.x) * kStreamWarps;
+  const int64_t slot = int64_t(warp) * gridDim.x + blockIdx.x;
+  unsigned char* ring = ring_all + size_t(warp) * RING * kStreamRoundBytes;
+  const uint8_t* src = a.stream + a.warp_begin[slot];
+  const int64_t total = int64_t(a.warp_begin[slot + 1] - a.warp_begin[slot]) / kStreamRoundBytes;
+  int64_t issued = 0, consumed = 0;
+  // Round `issued` into its ring slot (an empty group past the end keeps the count uniform).
+  auto issue = [&]() {
+    if (issued < total) {
+      unsigned char* dst = ring + (issued % RING) * kStreamRoundBytes;
+      const uint8_t* from = src + issued * kStreamRoundBytes;
+      for (int p = lane; p < kStreamRoundBytes / 16; p += 32) cp_async16(dst + 16 * p, from + 16 * p);
+    }
+    cp_async_commit();
+    ++issued;
+  };
+#pragma unroll 1
+  for (int r = 0; r < RING - 1; ++r) issue();
+
+#pragma unroll 1
+  for (int k = 0; k < a.nops; ++k) {
+    const StreamChainOp op = a.ops[k];
+    const ActRef act{nullptr, op.xq, op.xd, op.xs};
+    const int64_t groups = op.rows / kStreamRows;
+    const int rounds = int(op.n / 1024);
+#pragma unroll 1
+    for (int64_t g = slot; g < groups; g += slots) {
+      float acc[kStreamRows];
+#pragma unroll
+      for (int i = 0; i < kStreamRows; ++i) acc[i] = 0.f;
+#pragma unroll 1
+      for (int j = 0; j < rounds; ++j) {
+        cp_async_wait_pending<RING - 2>();  // this round landed (for this lane's copies)
+        __syncwarp();                       // ... and every lane's; the previous slot is free
+        const unsigned char* round = ring + (consumed % RING) * kStreamRoundBytes;
+        ++consumed;
+        issue();
+        TileX x;
+        load_tile_x(x, act, 32 * j + lane);
+#pragma unroll
+        for (int i = 0; i < kStreamRows; ++i) {
+          TiledQ4_K::Raw raw;
+          raw.q = lds16(round + 512 * i + 16 * lane);
+          raw.h = lds16(round + 512 * kStreamRows + 64 * i + 16 * (lane >> 3));
+          acc[i] += TiledQ4_K::dot(raw, x, lane);
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < kStreamRows; ++i) {
+        const float v = warp_sum(acc[i]);
+        if (lane == i) op.out[g * kStreamRows + i] = v;
+      }
+    }
+    if (a.barriers && k + 1 < a.nops) grid_barrier(a.barrier, unsigned(k + 1), a.fault);
+  }
+  cp_async_wait_all();
+}
+
+}  // namespace
+
+size_t stream_chain_smem(int ring) { return size_t(ring) * kStreamRoundBytes * kStreamWarps; }
+
+void launch_stream_chain(const StreamChainLaunch& l, cudaStream_t stream) {
+  if (l.ring != 4 && l.ring != 8) throw Error("stream chain: ring must be 4 or 8 rounds (got " + std::to_string(l.ring) + ")");
+  auto kernel = l.ring == 4 ? stream_chain_kernel<4> : stream_chain_kernel<8>;
+  const size_t smem = stream_chain_smem(l.ring);
+  P64_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(unsigned(l.blocks));
+  cfg.blockDim = dim3(kStreamWarps * 32);
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeCooperative;  // the barrier needs every block resident
+  attr[0].val.cooperative = 1;
+  cfg.attrs = attr;
+  cfg.numAttrs = 1;
+  P64_CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, l));
+}
+
+}  // namespace p64::cuda

@@ -1,0 +1,43 @@
+#pragma once
+// The streamed GEMV chain (stream_chain.cu): one persistent grid, one block per multiprocessor,
+// multiplies a chain of tiled-Q4_K matrices laid out by plan_stream. Each warp keeps `ring`
+// rounds of its own weight stream in flight (cp.async into shared memory, no registers held),
+// across matrix boundaries; with `barriers`, a grid-wide barrier separates one matrix from the
+// next, as a decode step's data dependencies would. It is the measured design question behind a
+// persistent decode kernel: can a grid stream a step's weights at the read ceiling while it
+// still waits between matrices?
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "backends/cuda/kernels.h"
+
+namespace p64::cuda {
+
+constexpr int kStreamWarps = 16;  // warps per block
+
+struct StreamChainOp {
+  const void* xq;  // int16 activations [n], scales [n / 32], fp32 sums of 16 [n / 16] (ActBuffers)
+  const float* xd;
+  const float* xs;
+  float* out;      // [rows]
+  int64_t rows, n;
+};
+
+struct StreamChainLaunch {
+  const StreamChainOp* ops = nullptr;  // device array [nops]
+  int nops = 0;
+  const uint8_t* stream = nullptr;     // plan_stream's bytes on the device
+  const uint64_t* warp_begin = nullptr;  // device copy of the plan's offsets
+  unsigned* barrier = nullptr;         // zeroed before every launch
+  int* fault = nullptr;                // set to 1 when a barrier waited past its timeout
+  int blocks = 0;                      // the plan's blocks: one per multiprocessor
+  int ring = 8;                        // rounds in flight per warp: 4 or 8
+  bool barriers = true;
+};
+
+// Shared memory one block needs for `ring` rounds per warp.
+size_t stream_chain_smem(int ring);
+void launch_stream_chain(const StreamChainLaunch& l, cudaStream_t stream);
+
+}  // namespace p64::cuda

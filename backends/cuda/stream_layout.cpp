@@ -1,0 +1,66 @@
+#include "backends/cuda/stream_layout.h"
+
+#include <cstring>
+#include <string>
+
+#include "engine/common/error.h"
+
+namespace p64::cuda {
+namespace {
+
+int64_t groups_of(const StreamMatrixShape& s) { return s.rows / kStreamRows; }
+int64_t rounds_of(const StreamMatrixShape& s) { return s.n / 1024; }
+// Groups slot `slot` owns of a matrix: slot, slot + slots, ...
+int64_t groups_for_slot(const StreamMatrixShape& s, int64_t slot, int64_t slots) {
+  const int64_t g = groups_of(s);
+  return g > slot ? (g - slot + slots - 1) / slots : 0;
+}
+
+}  // namespace
+
+StreamPlan plan_stream(const std::vector<StreamMatrixShape>& shapes, int blocks, int warps) {
+  if (blocks < 1 || warps < 1) throw Error("stream layout: blocks and warps must be at least 1");
+  for (const StreamMatrixShape& s : shapes)
+    if (s.rows < kStreamRows || s.rows % kStreamRows != 0 || s.n < 1024 || s.n % 1024 != 0)
+      throw Error("stream layout: a " + std::to_string(s.rows) + " x " + std::to_string(s.n) +
+                  " matrix has no streamed form (rows a multiple of " + std::to_string(kStreamRows) +
+                  ", width a multiple of 1024)");
+  StreamPlan p;
+  p.blocks = blocks;
+  p.warps = warps;
+  p.shapes = shapes;
+  const int64_t slots = int64_t(blocks) * warps;
+  p.warp_begin.assign(size_t(slots) + 1, 0);
+  for (int64_t s = 0; s < slots; ++s) {
+    uint64_t rounds = 0;
+    for (const StreamMatrixShape& m : shapes) rounds += uint64_t(groups_for_slot(m, s, slots) * rounds_of(m));
+    p.warp_begin[size_t(s) + 1] = p.warp_begin[size_t(s)] + rounds * kStreamRoundBytes;
+  }
+  return p;
+}
+
+void pack_stream(const StreamPlan& plan, const std::vector<const uint8_t*>& tiled, uint8_t* dst) {
+  if (tiled.size() != plan.shapes.size()) throw Error("stream layout: one tiled matrix per planned shape");
+  const int64_t slots = int64_t(plan.blocks) * plan.warps;
+  for (int64_t s = 0; s < slots; ++s) {
+    uint8_t* out = dst + plan.warp_begin[size_t(s)];
+    for (size_t m = 0; m < plan.shapes.size(); ++m) {
+      const StreamMatrixShape& sh = plan.shapes[m];
+      const int64_t subs = sh.n / 32, supers = sh.n / 256, nb = sh.rows * supers;
+      const uint8_t* qs = tiled[m];
+      const uint8_t* hdr = tiled[m] + 128 * nb;
+      for (int64_t g = s; g < groups_of(sh); g += slots)
+        for (int64_t j = 0; j < rounds_of(sh); ++j) {
+          for (int i = 0; i < kStreamRows; ++i) {
+            const int64_t row = g * kStreamRows + i;
+            std::memcpy(out + 512 * i, qs + (row * subs + 32 * j) * 16, 512);
+            std::memcpy(out + 512 * kStreamRows + 64 * i, hdr + (row * supers + 4 * j) * 16, 64);
+          }
+          out += kStreamRoundBytes;
+        }
+    }
+    if (out != dst + plan.warp_begin[size_t(s) + 1]) throw Error("stream layout: slot size disagrees with its plan");
+  }
+}
+
+}  // namespace p64::cuda

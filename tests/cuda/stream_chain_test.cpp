@@ -1,0 +1,180 @@
+// The streamed GEMV chain: its layout holds every weight byte once, where the layout says
+// (host only), and the persistent kernel's outputs are the decode GEMV's (on a GPU).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/stream_chain.h"
+#include "backends/cuda/stream_layout.h"
+#include "backends/cuda/tiled_weights.h"
+#include "cuda/cuda_test_support.h"
+#include "cuda/gemv_test_support.h"
+#include "engine/common/error.h"
+
+namespace p64 {
+namespace {
+
+using cuda::kStreamRoundBytes;
+using cuda::kStreamRows;
+using cuda::StreamMatrixShape;
+
+// Walks the documented layout back: for every byte of the stream, the matrix byte it must be.
+// Every matrix byte is claimed exactly once and holds its value.
+void check_layout(const cuda::StreamPlan& plan, const std::vector<std::vector<uint8_t>>& tiled,
+                  const std::vector<uint8_t>& stream) {
+  std::vector<std::vector<int>> seen;
+  for (const auto& t : tiled) seen.emplace_back(t.size(), 0);
+  const int64_t slots = int64_t(plan.blocks) * plan.warps;
+  for (int64_t s = 0; s < slots; ++s) {
+    uint64_t at = plan.warp_begin[size_t(s)];
+    for (size_t m = 0; m < plan.shapes.size(); ++m) {
+      const StreamMatrixShape& sh = plan.shapes[m];
+      const int64_t supers = sh.n / 256, nb = sh.rows * supers;
+      for (int64_t g = s; g < sh.rows / kStreamRows; g += slots)
+        for (int64_t j = 0; j < sh.n / 1024; ++j, at += kStreamRoundBytes)
+          for (int i = 0; i < kStreamRows; ++i) {
+            const int64_t row = g * kStreamRows + i;
+            for (int b = 0; b < 512; ++b) {
+              const size_t src = size_t((row * (sh.n / 32) + 32 * j) * 16 + b);
+              ASSERT_EQ(stream[at + 512 * i + b], tiled[m][src]) << "slot " << s << " matrix " << m << " row " << row;
+              ++seen[m][src];
+            }
+            for (int b = 0; b < 64; ++b) {
+              const size_t src = size_t(128 * nb + (row * supers + 4 * j) * 16 + b);
+              ASSERT_EQ(stream[at + 512 * kStreamRows + 64 * i + b], tiled[m][src]);
+              ++seen[m][src];
+            }
+          }
+    }
+    ASSERT_EQ(at, plan.warp_begin[size_t(s) + 1]) << "slot " << s << " has bytes its plan does not account for";
+  }
+  for (size_t m = 0; m < seen.size(); ++m)
+    EXPECT_TRUE(std::all_of(seen[m].begin(), seen[m].end(), [](int c) { return c == 1; })) << "matrix " << m;
+}
+
+TEST(StreamLayout, EveryWeightByteLandsOnceWhereTheLayoutSays) {
+  std::mt19937 rng(3);
+  // more groups than slots (wrap-around), fewer (idle slots), and two widths
+  const std::vector<StreamMatrixShape> shapes = {{14, 1024}, {4, 2048}, {30, 1024}};
+  const cuda::StreamPlan plan = cuda::plan_stream(shapes, 3, 2);
+  std::vector<std::vector<uint8_t>> tiled;
+  std::vector<const uint8_t*> ptrs;
+  uint64_t total = 0;
+  for (const StreamMatrixShape& s : shapes) {
+    tiled.emplace_back(size_t(s.rows * s.n / 256 * 144));
+    for (auto& b : tiled.back()) b = uint8_t(rng());
+    ptrs.push_back(tiled.back().data());
+    total += tiled.back().size();
+  }
+  EXPECT_EQ(plan.bytes(), total) << "the streamed form adds no padding to these shapes";
+  std::vector<uint8_t> stream(plan.bytes(), 0);
+  cuda::pack_stream(plan, ptrs, stream.data());
+  check_layout(plan, tiled, stream);
+}
+
+TEST(StreamLayout, RejectsShapesItHasNoFormFor) {
+  for (StreamMatrixShape bad : {StreamMatrixShape{4, 960}, StreamMatrixShape{3, 1024}, StreamMatrixShape{0, 1024}}) {
+    try {
+      cuda::plan_stream({bad}, 4, 2);
+      ADD_FAILURE() << bad.rows << " x " << bad.n << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(std::to_string(bad.n)), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(cuda::plan_stream({{4, 1024}}, 0, 2), Error);
+}
+
+// The chain on the device against launch_gemv on the same tiled matrices and activations.
+TEST(StreamChain, MatchesTheDecodeGemvOnEveryMatrix) {
+  P64_REQUIRE_CUDA_DEVICE();
+  std::mt19937 rng(21);
+  const std::vector<StreamMatrixShape> shapes = {{512, 3072}, {96, 1024}, {2048, 2048}, {3072, 1024}, {64, 8192}};
+  std::vector<test::HostMatrix> host;
+  std::vector<std::vector<uint8_t>> tiled;
+  std::vector<const uint8_t*> ptrs;
+  for (const StreamMatrixShape& s : shapes) {
+    host.push_back(test::make_matrix(DType::Q4_K, s.rows, s.n, rng));
+    tiled.emplace_back(host.back().bytes.size());
+    cuda::pack_tiled(DType::Q4_K, host.back().bytes.data(), tiled.back().data(), s.rows, s.n);
+    ptrs.push_back(tiled.back().data());
+  }
+  std::normal_distribution<float> nd(0.f, 1.f);
+  std::vector<std::unique_ptr<test::ActOnDevice>> acts;
+  std::vector<std::unique_ptr<test::DeviceVec<uint8_t>>> weights;
+  int64_t out_rows = 0;
+  for (size_t m = 0; m < shapes.size(); ++m) {
+    std::vector<float> x(size_t(shapes[m].n));
+    for (auto& v : x) v = nd(rng);
+    acts.push_back(std::make_unique<test::ActOnDevice>(x, 16));
+    weights.push_back(std::make_unique<test::DeviceVec<uint8_t>>(tiled[m]));
+    out_rows += shapes[m].rows;
+  }
+  test::DeviceVec<float> expected(static_cast<size_t>(out_rows)), got(static_cast<size_t>(out_rows));
+  std::vector<cuda::StreamChainOp> ops;
+  int64_t at = 0;
+  for (size_t m = 0; m < shapes.size(); ++m) {
+    const StreamMatrixShape& s = shapes[m];
+    cuda::GemvLaunch g;
+    g.dtype = cuda::kTiledQ4_K;
+    g.n = s.n;
+    g.xq = acts[m]->xq.get();
+    g.xd = acts[m]->xd.get();
+    g.xs = acts[m]->xs.get();
+    g.xf = acts[m]->xf.get();
+    g.act_bits = 16;
+    g.rows_per_warp = 2;
+    g.seg[0] = {weights[m]->get(), expected.get() + at, s.rows, s.rows * s.n / 256};
+    cuda::launch_gemv(g, nullptr);
+    ops.push_back({acts[m]->xq.get(), acts[m]->xd.get(), acts[m]->xs.get(), got.get() + at, s.rows, s.n});
+    at += s.rows;
+  }
+  const std::vector<float> want = expected.download();
+
+  int sms = 0;
+  P64_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  for (int blocks : {3, sms})
+    for (int ring : {4, 8})
+      for (bool barriers : {true, false}) {
+        SCOPED_TRACE("blocks " + std::to_string(blocks) + " ring " + std::to_string(ring) +
+                     (barriers ? " barriers" : " no barriers"));
+        const cuda::StreamPlan plan = cuda::plan_stream(shapes, blocks, cuda::kStreamWarps);
+        std::vector<uint8_t> bytes(plan.bytes());
+        cuda::pack_stream(plan, ptrs, bytes.data());
+        test::DeviceVec<uint8_t> stream(bytes);
+        test::DeviceVec<uint64_t> begin(plan.warp_begin);
+        test::DeviceVec<cuda::StreamChainOp> ops_dev(ops);
+        test::DeviceVec<unsigned> flags(std::vector<unsigned>{0, 0});
+        cuda::StreamChainLaunch l;
+        l.ops = ops_dev.get();
+        l.nops = int(ops.size());
+        l.stream = stream.get();
+        l.warp_begin = begin.get();
+        l.barrier = flags.get();
+        l.fault = reinterpret_cast<int*>(flags.get() + 1);
+        l.blocks = blocks;
+        l.ring = ring;
+        l.barriers = barriers;
+        got.poison();
+        cuda::launch_stream_chain(l, nullptr);
+        const std::vector<float> out = got.download();
+        const std::vector<unsigned> f = flags.download();
+        EXPECT_EQ(f[1], 0u) << "a barrier timed out";
+        if (barriers) EXPECT_EQ(f[0], unsigned(blocks * (int(shapes.size()) - 1))) << "every block passed every barrier";
+        int64_t identical = 0;
+        float worst = 0.f, scale = 0.f;
+        for (size_t i = 0; i < out.size(); ++i) {
+          identical += out[i] == want[i];
+          worst = std::max(worst, std::isfinite(out[i]) ? std::fabs(out[i] - want[i]) : INFINITY);
+          scale = std::max(scale, std::fabs(want[i]));
+        }
+        EXPECT_LE(worst, 1e-5f * scale) << identical << " of " << out.size() << " bit-identical";
+      }
+}
+
+}  // namespace
+}  // namespace p64
