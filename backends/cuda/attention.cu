@@ -175,27 +175,6 @@ __device__ __forceinline__ void attend_split(const AttnLaunch& a, int kvh, int s
   __syncthreads();  // the shared partials are reused by the block's next split
 }
 
-template <bool F16, int DPL, bool EARLY>
-__global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunch a) {
-  __shared__ SplitShared<DPL> sh;
-  if constexpr (!EARLY) dependency_wait();
-  const int len = a.state->pos + 1;
-  const int splits = attention_splits_of(a.max_ctx, a.chunk), used = (len + a.chunk - 1) / a.chunk;
-  int split = blockIdx.y;
-  if constexpr (EARLY) {
-    KvRound<DPL> first;
-    if (split < used) {
-      const int end = min(split_start(a, split) + a.chunk, len);
-      const int t0 = split_start(a, split) + (threadIdx.x >> 5) * kPosPerWarp;
-      load_round<F16, DPL>(a, kv_head_base(a, blockIdx.x), t0, end, threadIdx.x & 31, first, len - 1);
-    }
-    dependency_wait();
-    if (split < used) attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, sh, &first);
-    split += gridDim.y;
-  }
-  for (; split < used; split += gridDim.y) attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, sh, nullptr);
-}
-
 // Head h's output element d over the `used` splits. BATCH 1: a pass for the max, then one for
 // the sums, each split's loads waiting for the previous split's arithmetic. BATCH > 1: the
 // partials of BATCH splits are loaded before any of them is merged (one online-softmax rescale
@@ -208,12 +187,12 @@ __device__ __forceinline__ float merge_splits(const AttnLaunch& a, int splits, i
   const float* pa = a.part_acc + int64_t(h) * splits * D + d;
   if constexpr (BATCH == 1) {
     float M = -INFINITY;
-    for (int s = 0; s < used; ++s) M = fmaxf(M, pm[s]);
+    for (int s = 0; s < used; ++s) M = fmaxf(M, __ldcg(pm + s));
     float L = 0.f, A = 0.f;
     for (int s = 0; s < used; ++s) {
-      const float f = __expf(pm[s] - M);
-      L += pl[s] * f;
-      A += pa[int64_t(s) * D] * f;
+      const float f = __expf(__ldcg(pm + s) - M);
+      L += __ldcg(pl + s) * f;
+      A += __ldcg(pa + int64_t(s) * D) * f;
     }
     return A / L;
   } else {
@@ -223,9 +202,9 @@ __device__ __forceinline__ float merge_splits(const AttnLaunch& a, int splits, i
 #pragma unroll
       for (int i = 0; i < BATCH; ++i) {
         const bool in = s0 + i < used;
-        m[i] = in ? pm[s0 + i] : -INFINITY;
-        l[i] = in ? pl[s0 + i] : 0.f;
-        acc[i] = in ? pa[int64_t(s0 + i) * D] : 0.f;
+        m[i] = in ? __ldcg(pm + s0 + i) : -INFINITY;
+        l[i] = in ? __ldcg(pl + s0 + i) : 0.f;
+        acc[i] = in ? __ldcg(pa + int64_t(s0 + i) * D) : 0.f;
       }
       float mn = M;
 #pragma unroll
@@ -245,15 +224,13 @@ __device__ __forceinline__ float merge_splits(const AttnLaunch& a, int splits, i
   }
 }
 
+// Element d of head h's output merged over the `used` splits, written in both forms. Every lane
+// of a warp calls it (the quantization's shuffles); `in_range` says whether its element exists.
 template <int BATCH>
-__global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
-  if (!a.early) dependency_wait();
-  const int h = blockIdx.x, d = threadIdx.x, D = a.head_dim, lane = threadIdx.x & 31;
-  const int len = a.state->pos + 1;
-  if (a.early) dependency_wait();
-  const int used = (len + a.chunk - 1) / a.chunk;
+__device__ __forceinline__ void combine_element(const AttnLaunch& a, int splits, int h, int d, int used, bool in_range) {
+  const int D = a.head_dim, lane = threadIdx.x & 31;
   float o = 0.f;
-  if (d < D) {
+  if (in_range) {
     o = merge_splits<BATCH>(a, splits, h, d, used);
     a.out.xf[int64_t(h) * D + d] = o;
   }
@@ -265,10 +242,65 @@ __global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
 #pragma unroll
     for (int k = 8; k > 0; k >>= 1) s16 += __shfl_xor_sync(0xffffffffu, s16, k);
     const int64_t e = int64_t(h) * D + d;
-    if (d < D) {
+    if (in_range) {
       store_quantized(a.out, e, e + 1, o, amax);
       if ((lane & 15) == 0) a.out.xs[e >> 4] = s16;
     }
+  }
+}
+
+template <int BATCH>
+__global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
+  if (!a.early) dependency_wait();
+  const int len = a.state->pos + 1;
+  if (a.early) dependency_wait();
+  const int d = threadIdx.x;
+  combine_element<BATCH>(a, splits, blockIdx.x, d, (len + a.chunk - 1) / a.chunk, d < a.head_dim);
+}
+
+// attn_tail_combine: the split blocks of kv head kvh that had work count themselves in; the last
+// to arrive merges the splits of the head's G q heads (head_dim % 32 == 0, so a warp's 32
+// elements lie in one head and the loop keeps warps whole).
+__device__ void combine_in_last_block(const AttnLaunch& a, int kvh, int splits, int used, int workers) {
+  __shared__ int last;
+  __syncthreads();  // this block's partials are written
+  if (threadIdx.x == 0) {
+    __threadfence();
+    last = atomicAdd(a.tail_counter + kvh, 1u) == unsigned(workers - 1);
+    if (last) a.tail_counter[kvh] = 0;  // every worker has arrived: ready for the next layer
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const int G = a.n_head / a.n_head_kv, D = a.head_dim;
+  for (int idx = threadIdx.x; idx < G * D; idx += blockDim.x) {
+    if (a.combine_batch > 1) combine_element<8>(a, splits, kvh * G + idx / D, idx % D, used, true);
+    else combine_element<1>(a, splits, kvh * G + idx / D, idx % D, used, true);
+  }
+}
+
+template <bool F16, int DPL, bool EARLY>
+__global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunch a) {
+  __shared__ SplitShared<DPL> sh;
+  if constexpr (!EARLY) dependency_wait();
+  const int len = a.state->pos + 1;
+  const int splits = attention_splits_of(a.max_ctx, a.chunk), used = (len + a.chunk - 1) / a.chunk;
+  int split = blockIdx.y;
+  if constexpr (EARLY) {
+    KvRound<DPL> first;
+    if (split < used) {
+      const int end = min(split_start(a, split) + a.chunk, len);
+      const int t0 = split_start(a, split) + (threadIdx.x >> 5) * kPosPerWarp;
+      load_round<F16, DPL>(a, kv_head_base(a, blockIdx.x), t0, end, threadIdx.x & 31, first, len - 1);
+    }
+    dependency_wait();
+    if (split < used) attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, sh, &first);
+    split += gridDim.y;
+  }
+  for (; split < used; split += gridDim.y) attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, sh, nullptr);
+  if (a.tail_counter) {
+    const int workers = min(used, int(gridDim.y));
+    if (int(blockIdx.y) < workers) combine_in_last_block(a, blockIdx.x, splits, used, workers);
   }
 }
 
@@ -293,6 +325,8 @@ void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream) {
   if (a.n_head % a.n_head_kv != 0 || a.n_head / a.n_head_kv > kMaxGroup)
     throw Error("CUDA backend: GQA group of " + std::to_string(a.n_head / a.n_head_kv) +
                 " q heads per kv head is not supported (at most 8)");
+  if (a.tail_counter && a.head_dim % 32 != 0)
+    throw Error("CUDA backend: the attention tail combine needs head_dim % 32 == 0 (got " + std::to_string(a.head_dim) + ")");
   if (a.kv_f16) return a.early ? launch_split<true, true>(a, stream) : launch_split<true, false>(a, stream);
   a.early ? launch_split<false, true>(a, stream) : launch_split<false, false>(a, stream);
 }

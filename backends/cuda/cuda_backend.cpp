@@ -63,6 +63,7 @@ struct Switches {
   bool rms_batched{};
   int argmax_batch{};
   bool attn_early{};
+  bool attn_tail_combine{};
   bool qkv_rope{};  // RoPE + KV write in the q/k/v GEMV epilogue
   bool gemv_tiles{};  // gemv_layout=tiles
   int gemv_split{};       // rows per block of the block-split GEMV; 0: a warp owns whole rows
@@ -152,6 +153,11 @@ const std::vector<SwitchInfo>& switch_table() {
         "own position) and both attention kernels read the position before waiting for the q/k/v GEMV, "
         "so those loads overlap the GEMV's tail",
         true, "default"),
+      bool_switch("attn_tail_combine",
+        "decode attention: the last split block of each kv head to finish merges the splits of its q heads "
+        "and writes the o projection's input, instead of a combine kernel: one launch fewer per layer "
+        "(head_dim a multiple of 32; otherwise the combine kernel runs)",
+        false, "opt-in"),
       bool_switch("qkv_rope",
         "RoPE and the k/v cache write in the q/k/v GEMV's epilogue (a warp's adjacent rows are a "
         "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs)",
@@ -233,6 +239,7 @@ Switches parse_switches(const BackendOptions& o) {
   s.combine_batch = v.integer("combine_batch");
   s.rms_batched = v.flag("rms_batched");
   s.attn_early = v.flag("attn_early");
+  s.attn_tail_combine = v.flag("attn_tail_combine");
   s.argmax_batch = v.integer("argmax_batch");
   s.kv_type = v.text("kv_type");
   s.gemv_tiles = v.text("gemv_layout") == "tiles";
@@ -389,6 +396,7 @@ class CudaBackend final : public Backend {
   float* d_part_m_ = nullptr;
   float* d_part_l_ = nullptr;
   float* d_part_acc_ = nullptr;
+  unsigned* d_attn_arrivals_ = nullptr;  // attn_tail_combine: split blocks arrived, per kv head
   float* d_logits_ = nullptr;
   float* d_inv_freq_ = nullptr;
   StepState* d_state_ = nullptr;
@@ -610,6 +618,11 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   d_part_l_ = static_cast<float*>(alloc(size_t(hp.n_head) * splits * sizeof(float), "attention partial sum"));
   d_part_acc_ = static_cast<float*>(
       alloc(size_t(hp.n_head) * splits * hp.head_dim * sizeof(float), "attention partial output"));
+  d_attn_arrivals_ = nullptr;
+  if (sw_.attn_tail_combine && hp.head_dim % 32 == 0) {
+    d_attn_arrivals_ = static_cast<unsigned*>(alloc(size_t(hp.n_head_kv) * sizeof(unsigned), "attention arrivals"));
+    P64_CUDA_CHECK(cudaMemset(d_attn_arrivals_, 0, size_t(hp.n_head_kv) * sizeof(unsigned)));
+  }
   d_logits_ = static_cast<float*>(alloc(size_t(hp.n_vocab) * sizeof(float), "logits"));
   const std::vector<float> inv = rope_inv_freq(hp);
   d_inv_freq_ = static_cast<float*>(alloc(std::max<size_t>(1, inv.size()) * sizeof(float), "rope frequencies"));
@@ -811,8 +824,9 @@ void CudaBackend::enqueue_step() {
     a.out = mixed;
     a.quantize_out = int_path(L.wo) && hp.head_dim % 32 == 0;
     a.state = d_state_;
+    a.tail_counter = d_attn_arrivals_;
     op("sdpa", OpGroup::Attn, l, [&] { launch_attention_decode(a, stream_); });
-    op("sdpa_combine", OpGroup::Attn, l, [&] { launch_attention_combine(a, stream_); });
+    if (!a.tail_counter) op("sdpa_combine", OpGroup::Attn, l, [&] { launch_attention_combine(a, stream_); });
     op("o", OpGroup::Attn, l, [&] {
       const DevMatrix* m[1] = {&L.wo};
       float* o[1] = {d_x_};

@@ -144,9 +144,13 @@ struct AttnLaunch {
   const StepState* state;
   int combine_batch = 1;     // splits the combine loads before merging them (1 or 8; 1: two serial passes)
   bool early = false;        // attn_early: cached rows and the position read before waiting for the producer
+  // attn_tail_combine: [n_head_kv] counters, zero between launches; the last split block of each
+  // kv head merges its heads' splits in the split kernel (head_dim % 32 == 0), and no combine
+  // pass is launched. Null: launch_attention_combine merges.
+  unsigned* tail_counter = nullptr;
 };
 int attention_max_splits(int max_ctx, int chunk);
-void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream);      // split pass
+void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream);      // split pass (and merge, tail_counter set)
 void launch_attention_combine(const AttnLaunch& a, cudaStream_t stream);     // merge pass
 
 

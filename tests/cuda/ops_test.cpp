@@ -157,17 +157,26 @@ TEST_P(CudaAttention, SplitAndCombineMatchSoftmaxAttention) {
   // every split its own block, and 3 blocks per kv head walking the splits (attn_grid); the
   // combine split by split and in batches of 8 (combine_batch; 500 positions of 16: 32 splits);
   // the first round of rows loaded before the wait or after it (attn_early)
+  // and merged by a separate combine or by each kv head's last split block (attn_tail_combine)
+  DeviceVec<unsigned> arrivals(std::vector<unsigned>(size_t(c.n_kv), 0u));
   for (int grid : {0, 3})
   for (int batch : {1, 8})
-  for (bool early : {false, true}) {
+  for (bool early : {false, true})
+  for (bool tail : {false, true}) {
+  if (tail && c.D % 32 != 0) continue;
   SCOPED_TRACE("grid_splits " + std::to_string(grid) + " combine_batch " + std::to_string(batch) + " early " +
-               std::to_string(early));
+               std::to_string(early) + " tail " + std::to_string(tail));
   a.grid_splits = grid;
   a.combine_batch = batch;
   a.early = early;
+  a.tail_counter = tail ? arrivals.get() : nullptr;
   xf.poison();
   cuda::launch_attention_decode(a, nullptr);
-  cuda::launch_attention_combine(a, nullptr);
+  if (!tail) cuda::launch_attention_combine(a, nullptr);
+  if (tail) {
+    const std::vector<unsigned> left = arrivals.download();
+    for (unsigned n : left) EXPECT_EQ(n, 0u) << "the last block resets its kv head's count";
+  }
   const auto got = xf.download();
   for (int h = 0; h < c.n_head; ++h) {
     const int kvh = h / G;
