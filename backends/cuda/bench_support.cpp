@@ -1,5 +1,6 @@
 #include "backends/cuda/bench_support.h"
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -23,6 +24,26 @@ std::vector<uint8_t> random_blocks(DType aos, int64_t rows, int64_t n, uint64_t 
   for (size_t blk = 0; blk + info.block_bytes <= b.size(); blk += info.block_bytes)
     for (size_t f : fields) std::memcpy(b.data() + blk + f, &scale, 2);
   return b;
+}
+
+std::vector<double> time_per_call_us(cudaStream_t stream, int repeats, int iters, const std::function<void()>& launch) {
+  cudaEvent_t a, b;
+  P64_CUDA_CHECK(cudaEventCreate(&a));
+  P64_CUDA_CHECK(cudaEventCreate(&b));
+  std::vector<double> us;
+  for (int r = 0; r < repeats; ++r) {
+    P64_CUDA_CHECK(cudaEventRecord(a, stream));
+    for (int i = 0; i < iters; ++i) launch();
+    P64_CUDA_CHECK(cudaEventRecord(b, stream));
+    P64_CUDA_CHECK(cudaEventSynchronize(b));
+    float ms = 0;
+    P64_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
+    us.push_back(1e3 * ms / iters);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+  std::sort(us.begin(), us.end());
+  return us;
 }
 
 }  // namespace p64::cuda

@@ -107,24 +107,9 @@ GemvBenchRow time_one(const OpShape& s, DType aos, const Variant& v, const GemvB
   };
   set_dependent_launch(true);  // as the decode step launches its kernels
   for (size_t c = 0; c < copies; ++c) launch(c);
-  cudaEvent_t a, b;
-  P64_CUDA_CHECK(cudaEventCreate(&a));
-  P64_CUDA_CHECK(cudaEventCreate(&b));
-  std::vector<double> us;
   size_t next = 0;
-  for (int r = 0; r < req.repeats; ++r) {
-    P64_CUDA_CHECK(cudaEventRecord(a, stream));
-    for (int i = 0; i < req.iters; ++i) launch(next++ % copies);
-    P64_CUDA_CHECK(cudaEventRecord(b, stream));
-    P64_CUDA_CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    P64_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    us.push_back(1e3 * ms / req.iters);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
+  const std::vector<double> us = time_per_call_us(stream, req.repeats, req.iters, [&] { launch(next++ % copies); });
   cudaStreamDestroy(stream);
-  std::sort(us.begin(), us.end());
   GemvBenchRow row;
   row.op = s.op;
   row.dtype = std::string(dtype_name(aos));

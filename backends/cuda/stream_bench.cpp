@@ -43,22 +43,7 @@ struct Activations {
 GemvChainRow time_chain(const std::string& variant, uint64_t bytes, const GemvChainRequest& req, cudaStream_t stream,
                         const std::function<void()>& chain) {
   chain();  // warm-up
-  cudaEvent_t a, b;
-  P64_CUDA_CHECK(cudaEventCreate(&a));
-  P64_CUDA_CHECK(cudaEventCreate(&b));
-  std::vector<double> us;
-  for (int r = 0; r < req.repeats; ++r) {
-    P64_CUDA_CHECK(cudaEventRecord(a, stream));
-    for (int i = 0; i < req.iters; ++i) chain();
-    P64_CUDA_CHECK(cudaEventRecord(b, stream));
-    P64_CUDA_CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    P64_CUDA_CHECK(cudaEventElapsedTime(&ms, a, b));
-    us.push_back(1e3 * ms / req.iters);
-  }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
-  std::sort(us.begin(), us.end());
+  const std::vector<double> us = time_per_call_us(stream, req.repeats, req.iters, chain);
   return GemvChainRow{variant, bytes, us[us.size() / 2], us.front(), us.back()};
 }
 
@@ -197,9 +182,11 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
   l.barrier = barrier.get<unsigned>();
   l.fault = barrier.get<int>() + 1;
   l.blocks = sms;
-  auto run_streamed = [&](const std::string& name, int ring, bool barriers) {
+  auto run_streamed = [&](const std::string& name, int ring, bool barriers, bool bulk, bool weights = true) {
     l.ring = ring;
     l.barriers = barriers;
+    l.bulk = bulk;
+    l.weights = weights;
     P64_CUDA_CHECK(cudaMemset(out_streamed.get(), 0xFF, size_t(out_rows) * 4));  // NaN until written
     res.rows.push_back(time_chain(name, chain_bytes, req, stream, [&] {
       P64_CUDA_CHECK(cudaMemsetAsync(l.barrier, 0, 4, stream));
@@ -210,10 +197,17 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
     P64_CUDA_CHECK(cudaMemcpy(&fault, l.fault, 4, cudaMemcpyDeviceToHost));
     if (fault) throw Error("bench-stream: a grid barrier timed out (" + name + "): the blocks were not all resident");
     P64_CUDA_CHECK(cudaMemcpy(got.data(), out_streamed.get(), got.size() * 4, cudaMemcpyDeviceToHost));
-    compare(launched, got, shapes, res);
+    if (weights) compare(launched, got, shapes, res);
   };
-  for (int ring : req.rings) run_streamed("stream ring " + std::to_string(ring) + ", barriers", ring, true);
-  run_streamed("stream ring " + std::to_string(req.rings.back()) + ", no barriers", req.rings.back(), false);
+  for (bool bulk : {false, true}) {
+    const std::string how = bulk ? "bulk " : "";
+    for (int ring : req.rings)
+      run_streamed("stream " + how + "ring " + std::to_string(ring) + ", barriers", ring, true, bulk);
+    run_streamed("stream " + how + "ring " + std::to_string(req.rings.back()) + ", no barriers", req.rings.back(),
+                 false, bulk);
+  }
+  run_streamed("barriers only", req.rings.back(), true, false, false);
+  res.rows.back().bytes = 0;  // moves no weights
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);

@@ -1,8 +1,10 @@
 // The streamed GEMV chain (stream_chain.h). Per warp: a ring of `RING` rounds in shared memory
-// filled by cp.async from the warp's own stream. RING - 1 rounds are always committed ahead of
-// the one being multiplied, whatever matrix they belong to, so the copies keep flowing while the
-// warp waits at a barrier or has no rows in the current matrix. The arithmetic is the decode
-// GEMV's (TiledQ4_K::dot on int16 activations), unit for unit in the same order.
+// filled from the warp's own stream, by cp.async (16 bytes a lane) or by one bulk copy per round
+// (cp.async.bulk, the TMA unit: one lane issues 1152 bytes, an mbarrier per ring slot counts them
+// in). RING - 1 rounds are always in flight ahead of the one being multiplied, whatever matrix
+// they belong to, so the copies keep flowing while the warp waits at a barrier or has no rows in
+// the current matrix. The arithmetic is the decode GEMV's (TiledQ4_K::dot on int16 activations),
+// unit for unit in the same order.
 #include <cuda_runtime.h>
 
 #include "backends/cuda/cp_async.cuh"
@@ -31,6 +33,27 @@ __device__ __forceinline__ uint64_t global_ns() {
   return t;
 }
 
+__device__ __forceinline__ void mbar_init(uint64_t* bar) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(smem_addr(bar)) : "memory");
+}
+// One arrival that expects `bytes` of asynchronous copies, then the copy of `bytes` from global
+// into shared memory that completes them.
+__device__ __forceinline__ void bulk_copy(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // the slot's earlier reads come first
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_addr(bar)), "r"(bytes) : "memory");
+  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];"
+               ::"r"(smem_addr(dst)), "l"(src), "r"(bytes), "r"(smem_addr(bar)) : "memory");
+}
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+  asm volatile(
+      "{\n"
+      ".reg .pred done;\n"
+      "wait_again:\n"
+      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      "@!done bra wait_again;\n"
+      "}\n" ::"r"(smem_addr(bar)), "r"(parity) : "memory");
+}
+
 // Every block arrives, then waits until all have: generation k ends when the counter reaches
 // k * gridDim.x. A wait past 2 s (a grid not co-resident) sets `fault` and lets the rest run.
 __device__ void grid_barrier(unsigned* counter, unsigned generation, int* fault) {
@@ -50,24 +73,34 @@ __device__ void grid_barrier(unsigned* counter, unsigned generation, int* fault)
   __syncthreads();
 }
 
-template <int RING>
+template <int RING, bool BULK>
 __global__ void __launch_bounds__(kStreamWarps * 32, 1) stream_chain_kernel(const StreamChainLaunch a) {
   extern __shared__ __align__(16) unsigned char ring_all[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const int64_t slots = int64_t(gridDim.x) * kStreamWarps;
   const int64_t slot = int64_t(warp) * gridDim.x + blockIdx.x;
   unsigned char* ring = ring_all + size_t(warp) * RING * kStreamRoundBytes;
+  uint64_t* bars = reinterpret_cast<uint64_t*>(ring_all + size_t(kStreamWarps) * RING * kStreamRoundBytes) + warp * RING;
   const uint8_t* src = a.stream + a.warp_begin[slot];
-  const int64_t total = int64_t(a.warp_begin[slot + 1] - a.warp_begin[slot]) / kStreamRoundBytes;
+  const int64_t total = a.weights ? int64_t(a.warp_begin[slot + 1] - a.warp_begin[slot]) / kStreamRoundBytes : 0;
   int64_t issued = 0, consumed = 0;
-  // Round `issued` into its ring slot (an empty group past the end keeps the count uniform).
+  if constexpr (BULK) {
+    if (lane == 0)
+      for (int r = 0; r < RING; ++r) mbar_init(bars + r);
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    __syncwarp();
+  }
+  // Round `issued` into its ring slot (cp.async: an empty group past the end keeps the count uniform).
   auto issue = [&]() {
-    if (issued < total) {
-      unsigned char* dst = ring + (issued % RING) * kStreamRoundBytes;
-      const uint8_t* from = src + issued * kStreamRoundBytes;
-      for (int p = lane; p < kStreamRoundBytes / 16; p += 32) cp_async16(dst + 16 * p, from + 16 * p);
+    unsigned char* dst = ring + (issued % RING) * kStreamRoundBytes;
+    const uint8_t* from = src + issued * kStreamRoundBytes;
+    if constexpr (BULK) {
+      if (lane == 0 && issued < total) bulk_copy(dst, from, kStreamRoundBytes, bars + issued % RING);
+    } else {
+      if (issued < total)
+        for (int p = lane; p < kStreamRoundBytes / 16; p += 32) cp_async16(dst + 16 * p, from + 16 * p);
+      cp_async_commit();
     }
-    cp_async_commit();
     ++issued;
   };
 #pragma unroll 1
@@ -77,7 +110,7 @@ __global__ void __launch_bounds__(kStreamWarps * 32, 1) stream_chain_kernel(cons
   for (int k = 0; k < a.nops; ++k) {
     const StreamChainOp op = a.ops[k];
     const ActRef act{nullptr, op.xq, op.xd, op.xs};
-    const int64_t groups = op.rows / kStreamRows;
+    const int64_t groups = a.weights ? op.rows / kStreamRows : 0;
     const int rounds = int(op.n / 1024);
 #pragma unroll 1
     for (int64_t g = slot; g < groups; g += slots) {
@@ -86,8 +119,9 @@ __global__ void __launch_bounds__(kStreamWarps * 32, 1) stream_chain_kernel(cons
       for (int i = 0; i < kStreamRows; ++i) acc[i] = 0.f;
 #pragma unroll 1
       for (int j = 0; j < rounds; ++j) {
-        cp_async_wait_pending<RING - 2>();  // this round landed (for this lane's copies)
-        __syncwarp();                       // ... and every lane's; the previous slot is free
+        if constexpr (BULK) mbar_wait(bars + consumed % RING, uint32_t(consumed / RING) & 1u);
+        else cp_async_wait_pending<RING - 2>();  // this round landed (for this lane's copies)
+        __syncwarp();                            // ... and every lane's; the previous slot is free
         const unsigned char* round = ring + (consumed % RING) * kStreamRoundBytes;
         ++consumed;
         issue();
@@ -109,16 +143,17 @@ __global__ void __launch_bounds__(kStreamWarps * 32, 1) stream_chain_kernel(cons
     }
     if (a.barriers && k + 1 < a.nops) grid_barrier(a.barrier, unsigned(k + 1), a.fault);
   }
-  cp_async_wait_all();
+  if constexpr (!BULK) cp_async_wait_all();
 }
 
 }  // namespace
 
-size_t stream_chain_smem(int ring) { return size_t(ring) * kStreamRoundBytes * kStreamWarps; }
+size_t stream_chain_smem(int ring) { return size_t(ring) * (kStreamRoundBytes + 8) * kStreamWarps; }
 
 void launch_stream_chain(const StreamChainLaunch& l, cudaStream_t stream) {
   if (l.ring != 4 && l.ring != 8) throw Error("stream chain: ring must be 4 or 8 rounds (got " + std::to_string(l.ring) + ")");
-  auto kernel = l.ring == 4 ? stream_chain_kernel<4> : stream_chain_kernel<8>;
+  auto kernel = l.ring == 4 ? (l.bulk ? stream_chain_kernel<4, true> : stream_chain_kernel<4, false>)
+                            : (l.bulk ? stream_chain_kernel<8, true> : stream_chain_kernel<8, false>);
   const size_t smem = stream_chain_smem(l.ring);
   P64_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   cudaLaunchConfig_t cfg{};

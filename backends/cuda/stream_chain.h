@@ -1,7 +1,8 @@
 #pragma once
 // The streamed GEMV chain (stream_chain.cu): one persistent grid, one block per multiprocessor,
 // multiplies a chain of tiled-Q4_K matrices laid out by plan_stream. Each warp keeps `ring`
-// rounds of its own weight stream in flight (cp.async into shared memory, no registers held),
+// rounds of its own weight stream in flight (cp.async or bulk copies into shared memory, no
+// registers held),
 // across matrix boundaries; with `barriers`, a grid-wide barrier separates one matrix from the
 // next, as a decode step's data dependencies would. It is the measured design question behind a
 // persistent decode kernel: can a grid stream a step's weights at the read ceiling while it
@@ -34,6 +35,8 @@ struct StreamChainLaunch {
   int blocks = 0;                      // the plan's blocks: one per multiprocessor
   int ring = 8;                        // rounds in flight per warp: 4 or 8
   bool barriers = true;
+  bool bulk = false;                   // one bulk copy (TMA) per round instead of 16 bytes a lane
+  bool weights = true;                 // false: only the barriers (their own cost)
 };
 
 // Shared memory one block needs for `ring` rounds per warp.

@@ -6,7 +6,7 @@
 # Carry .dev/gpu (p64, p64_cuda_tests, xz'd or not) and .dev/shared; the peer comes from
 # .dev/peer/llama-bench-cuda-sm90.xz or an earlier call's /tmp/llama-bench.
 # Env: STAGES (default "tests bench speed peer quality"; also "ab", "ttft", "stream"), MODELS_LIST, VARIANTS (below),
-# BENCH_ARGS (extra bench-gemv options), AB (switches to A/B twice against the defaults),
+# BENCH_ARGS (extra bench-gemv options), AB (switches to A/B twice against the defaults, on AB_MODEL),
 # QUALITY_OPTS (the switches compare and the sanitizer run with), SUMMARY_VARIANT. The last lines
 # are the issue-22 table (scripts/gpu/summary-table.py).
 set -uo pipefail
@@ -92,14 +92,15 @@ if has ttft; then
     --json 2>>"$L/ttft.err" | python3 -c "import json,sys; s=json.load(sys.stdin)['samples'][0]; print('%.1f tok/s (ttft %.1f ms)' % (s['decode_tok_s'], s['ttft_ms']))")
   row "llama-3.2-3b:Q4_K_M first 2 decode steps of a fresh load after 512 prompt tokens: $r"
 fi
-# AB="SWITCH=VALUE ...": two interleaved A/Bs each on the 3B Q4_K_M, the code defaults against
-# the defaults plus that switch (the plan's promotion rule: two consecutive wins)
+# AB="SWITCH=VALUE ...": two interleaved A/Bs each on AB_MODEL (default the 3B Q4_K_M), the code
+# defaults against the defaults plus that switch (the plan's promotion rule: two consecutive wins)
 if has ab; then
+  AB_MODEL=${AB_MODEL:-llama-3.2-3b:Q4_K_M}
   for sw in ${AB:-gemv_layout=tiles}; do
     for i in 1 2; do
-      timeout 150 "$P64" ab "$M/llama-3.2-3b-Q4_K_M.p64" --a "backend=cuda" --b "backend=cuda,opt.$sw" --runs 5 \
+      timeout 150 "$P64" ab "$M/${AB_MODEL%%:*}-${AB_MODEL##*:}.p64" --a "backend=cuda" --b "backend=cuda,opt.$sw" --runs 5 \
         --tokens 128 --prompt-tokens 1 --quality-tokens 16 --db "$DB" >"$L/ab_${sw/=/_}_$i.log" 2>&1
-      row "ab#$i defaults + $sw: $(grep -E 'B/A' "$L/ab_${sw/=/_}_$i.log" | tr -s ' ') -> $(grep -oE 'VERDICT: [a-z]+' "$L/ab_${sw/=/_}_$i.log")"
+      row "ab#$i $AB_MODEL defaults + $sw: $(grep -E 'B/A' "$L/ab_${sw/=/_}_$i.log" | tr -s ' ') -> $(grep -oE 'VERDICT: [a-z]+' "$L/ab_${sw/=/_}_$i.log")"
     done
   done
 fi

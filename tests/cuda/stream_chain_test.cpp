@@ -139,9 +139,10 @@ TEST(StreamChain, MatchesTheDecodeGemvOnEveryMatrix) {
   P64_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   for (int blocks : {3, sms})
     for (int ring : {4, 8})
-      for (bool barriers : {true, false}) {
+      for (bool barriers : {true, false})
+      for (bool bulk : {false, true}) {
         SCOPED_TRACE("blocks " + std::to_string(blocks) + " ring " + std::to_string(ring) +
-                     (barriers ? " barriers" : " no barriers"));
+                     (barriers ? " barriers" : " no barriers") + (bulk ? " bulk copies" : " cp.async"));
         const cuda::StreamPlan plan = cuda::plan_stream(shapes, blocks, cuda::kStreamWarps);
         std::vector<uint8_t> bytes(plan.bytes());
         cuda::pack_stream(plan, ptrs, bytes.data());
@@ -159,6 +160,7 @@ TEST(StreamChain, MatchesTheDecodeGemvOnEveryMatrix) {
         l.blocks = blocks;
         l.ring = ring;
         l.barriers = barriers;
+        l.bulk = bulk;
         got.poison();
         cuda::launch_stream_chain(l, nullptr);
         const std::vector<float> out = got.download();
