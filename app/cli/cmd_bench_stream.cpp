@@ -58,9 +58,9 @@ void run(const Args& a) {
               "(passport, this run); %d chains x %d repeats\n",
               a.preset.c_str(), a.backend.c_str(), res.layers, res.matrices, res.dtype.c_str(), ceiling, a.iters,
               a.repeats);
-  std::printf("%-32s %9s %26s %8s %7s\n", "variant", "MB", "us/chain med (min-max)", "GB/s", "ceiling");
+  std::printf("%-40s %9s %26s %8s %7s\n", "variant", "MB", "us/chain med (min-max)", "GB/s", "ceiling");
   for (const auto& r : res.rows)
-    std::printf("%-32s %9.1f %10.1f (%6.1f-%6.1f) %8.0f %6.1f%%\n", r.variant.c_str(), r.bytes / 1e6, r.us_median,
+    std::printf("%-40s %9.1f %10.1f (%6.1f-%6.1f) %8.0f %6.1f%%\n", r.variant.c_str(), r.bytes / 1e6, r.us_median,
                 r.us_min, r.us_max, r.gbs(), 100.0 * r.gbs() / ceiling);
   std::printf("streamed outputs vs launched: %lld compared, %lld bit-identical, largest difference %.3g of the "
               "matrix's largest output\n",

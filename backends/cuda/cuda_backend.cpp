@@ -156,8 +156,9 @@ const std::vector<SwitchInfo>& switch_table() {
       bool_switch("attn_tail_combine",
         "decode attention: the last split block of each kv head to finish merges the splits of its q heads "
         "and writes the o projection's input, instead of a combine kernel: one launch fewer per layer "
-        "(head_dim a multiple of 32; otherwise the combine kernel runs)",
-        false, "opt-in"),
+        "(head_dim a multiple of 32; otherwise the combine kernel runs). Rejected: the merge waits in the "
+        "split kernel's tail for its slowest block, which costs more than the launch it saves",
+        false, "rejected"),
       bool_switch("qkv_rope",
         "RoPE and the k/v cache write in the q/k/v GEMV's epilogue (a warp's adjacent rows are a "
         "rotation pair) instead of a separate kernel; needs gemv_rows 2 or 4 (with 1 the rope kernel runs)",
@@ -175,9 +176,8 @@ const std::vector<SwitchInfo>& switch_table() {
         0, {0, 2, 4}, "opt-in"),
       bool_switch("q5_0_int16",
         "decode GEMV: Q5_0 matrices (the quantizer's fallback for Q4_K rows whose width is not a multiple "
-        "of 256) read int16 activations with dp2a; 0: fp32 FMA on dequantized weights. Not yet run on a GPU: "
-        "opt-in until p64_cuda_tests and an A/B have",
-        false, "opt-in"),
+        "of 256, e.g. SmolLM2's 960) read int16 activations with dp2a; 0: fp32 FMA on dequantized weights",
+        true, "default"),
       bool_switch("swiglu_quant",
         "the fused gate/up GEMV's SwiGLU epilogue writes the down projection's int16 input (blocks "
         "of 32 rows, 16 warps) instead of a separate quantization kernel: one launch fewer per layer",

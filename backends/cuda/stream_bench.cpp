@@ -40,6 +40,19 @@ struct Activations {
   ActBuffers buffers() const { return ActBuffers{xf.get<float>(), xq.get(), xd.get<float>(), xs.get<float>(), 16}; }
 };
 
+// The chain in one order of the streamed layout, on the device.
+struct StreamedCopy {
+  StreamPlan plan;
+  DeviceBuffer bytes, begin;
+  StreamedCopy(StreamPlan p, const std::vector<const uint8_t*>& tiled)
+      : plan(std::move(p)), bytes(plan.bytes()), begin(plan.warp_begin.size() * 8) {
+    std::vector<uint8_t> host(plan.bytes());
+    pack_stream(plan, tiled, host.data());
+    P64_CUDA_CHECK(cudaMemcpy(bytes.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
+    P64_CUDA_CHECK(cudaMemcpy(begin.get(), plan.warp_begin.data(), plan.warp_begin.size() * 8, cudaMemcpyHostToDevice));
+  }
+};
+
 GemvChainRow time_chain(const std::string& variant, uint64_t bytes, const GemvChainRequest& req, cudaStream_t stream,
                         const std::function<void()>& chain) {
   chain();  // warm-up
@@ -97,7 +110,6 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
       shapes.push_back(m.shape);
       tiled.push_back(m.tiled.data());
     }
-  const StreamPlan plan = plan_stream(shapes, sms, kStreamWarps);
   const uint64_t chain_bytes = layer_bytes * uint64_t(layers);
 
   // the launched chain's weights: every layer its own copy, so every matrix comes from DRAM
@@ -110,14 +122,8 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
         at += m.tiled.size();
       }
   }
-  DeviceBuffer streamed(plan.bytes());
-  {
-    std::vector<uint8_t> host(plan.bytes());
-    pack_stream(plan, tiled, host.data());
-    P64_CUDA_CHECK(cudaMemcpy(streamed.get(), host.data(), host.size(), cudaMemcpyHostToDevice));
-  }
-  DeviceBuffer warp_begin(plan.warp_begin.size() * 8);
-  P64_CUDA_CHECK(cudaMemcpy(warp_begin.get(), plan.warp_begin.data(), plan.warp_begin.size() * 8, cudaMemcpyHostToDevice));
+  const StreamedCopy per_warp(plan_stream(shapes, sms, kStreamWarps, false), tiled);
+  const StreamedCopy interleaved(plan_stream(shapes, sms, kStreamWarps, true), tiled);
 
   const Activations act_e(E), act_q(Q), act_f(F);
   const Activations* act_of[4] = {&act_e, &act_q, &act_e, &act_f};
@@ -153,7 +159,8 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
       g.units_in_flight = 1;
       g.seg[0] = GemvSegment{weights.get() + at, out_launched.get<float>() + row_at, s.rows, s.rows * s.n / 256};
       launch_gemv(g, stream);
-      ops.push_back(StreamChainOp{act.xq, act.xd, act.xs, out_streamed.get<float>() + row_at, s.rows, s.n});
+      ops.push_back(StreamChainOp{act.xq, act.xd, act.xs, out_streamed.get<float>() + row_at, s.rows, s.n,
+                                  interleaved.plan.round_base[i]});
       at += mats[i % 4].tiled.size();
       row_at += s.rows;
     }
@@ -177,12 +184,14 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
   StreamChainLaunch l;
   l.ops = ops_dev.get<StreamChainOp>();
   l.nops = int(ops.size());
-  l.stream = streamed.get();
-  l.warp_begin = warp_begin.get<uint64_t>();
   l.barrier = barrier.get<unsigned>();
   l.fault = barrier.get<int>() + 1;
   l.blocks = sms;
-  auto run_streamed = [&](const std::string& name, int ring, bool barriers, bool bulk, bool weights = true) {
+  auto run_streamed = [&](const StreamedCopy& copy, const std::string& name, int ring, bool barriers, bool bulk,
+                          bool weights = true) {
+    l.stream = copy.bytes.get();
+    l.warp_begin = copy.begin.get<uint64_t>();
+    l.interleaved = copy.plan.interleaved;
     l.ring = ring;
     l.barriers = barriers;
     l.bulk = bulk;
@@ -199,14 +208,15 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
     P64_CUDA_CHECK(cudaMemcpy(got.data(), out_streamed.get(), got.size() * 4, cudaMemcpyDeviceToHost));
     if (weights) compare(launched, got, shapes, res);
   };
-  for (bool bulk : {false, true}) {
-    const std::string how = bulk ? "bulk " : "";
-    for (int ring : req.rings)
-      run_streamed("stream " + how + "ring " + std::to_string(ring) + ", barriers", ring, true, bulk);
-    run_streamed("stream " + how + "ring " + std::to_string(req.rings.back()) + ", no barriers", req.rings.back(),
-                 false, bulk);
-  }
-  run_streamed("barriers only", req.rings.back(), true, false, false);
+  for (const StreamedCopy* copy : {&per_warp, &interleaved})
+    for (bool bulk : {false, true}) {
+      const std::string how = std::string(copy->plan.interleaved ? "interleaved" : "per-warp") + (bulk ? " bulk" : "");
+      for (int ring : req.rings)
+        run_streamed(*copy, how + " ring " + std::to_string(ring) + ", barriers", ring, true, bulk);
+      run_streamed(*copy, how + " ring " + std::to_string(req.rings.back()) + ", no barriers", req.rings.back(), false,
+                   bulk);
+    }
+  run_streamed(per_warp, "barriers only", req.rings.back(), true, false, false);
   res.rows.back().bytes = 0;  // moves no weights
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);

@@ -81,7 +81,7 @@ __global__ void __launch_bounds__(kStreamWarps * 32, 1) stream_chain_kernel(cons
   const int64_t slot = int64_t(warp) * gridDim.x + blockIdx.x;
   unsigned char* ring = ring_all + size_t(warp) * RING * kStreamRoundBytes;
   uint64_t* bars = reinterpret_cast<uint64_t*>(ring_all + size_t(kStreamWarps) * RING * kStreamRoundBytes) + warp * RING;
-  const uint8_t* src = a.stream + a.warp_begin[slot];
+  const uint8_t* src = a.stream + (a.interleaved ? 0 : a.warp_begin[slot]);
   const int64_t total = a.weights ? int64_t(a.warp_begin[slot + 1] - a.warp_begin[slot]) / kStreamRoundBytes : 0;
   int64_t issued = 0, consumed = 0;
   if constexpr (BULK) {
@@ -91,9 +91,23 @@ __global__ void __launch_bounds__(kStreamWarps * 32, 1) stream_chain_kernel(cons
     __syncwarp();
   }
   // Round `issued` into its ring slot (cp.async: an empty group past the end keeps the count uniform).
+  int issue_op = 0;
+  int64_t issue_t = 0;  // interleaved: the next round to issue is round issue_t of matrix issue_op
+  auto slot_rounds = [&](const StreamChainOp& op) {
+    const int64_t groups = op.rows / kStreamRows;
+    return (groups > slot ? (groups - slot + slots - 1) / slots : 0) * (op.n / 1024);
+  };
   auto issue = [&]() {
     unsigned char* dst = ring + (issued % RING) * kStreamRoundBytes;
     const uint8_t* from = src + issued * kStreamRoundBytes;
+    if (a.interleaved && issued < total) {
+      while (issue_t >= slot_rounds(a.ops[issue_op])) {
+        ++issue_op;
+        issue_t = 0;
+      }
+      from = a.stream + ((a.ops[issue_op].round_base + issue_t) * slots + slot) * kStreamRoundBytes;
+      ++issue_t;
+    }
     if constexpr (BULK) {
       if (lane == 0 && issued < total) bulk_copy(dst, from, kStreamRoundBytes, bars + issued % RING);
     } else {

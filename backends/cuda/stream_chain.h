@@ -23,6 +23,7 @@ struct StreamChainOp {
   const float* xs;
   float* out;      // [rows]
   int64_t rows, n;
+  int64_t round_base;  // the plan's round_base (interleaved order)
 };
 
 struct StreamChainLaunch {
@@ -37,6 +38,7 @@ struct StreamChainLaunch {
   bool barriers = true;
   bool bulk = false;                   // one bulk copy (TMA) per round instead of 16 bytes a lane
   bool weights = true;                 // false: only the barriers (their own cost)
+  bool interleaved = false;            // the plan's order of rounds (stream_layout.h)
 };
 
 // Shared memory one block needs for `ring` rounds per warp.

@@ -1,5 +1,6 @@
 #include "backends/cuda/stream_layout.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -18,7 +19,18 @@ int64_t groups_for_slot(const StreamMatrixShape& s, int64_t slot, int64_t slots)
 
 }  // namespace
 
-StreamPlan plan_stream(const std::vector<StreamMatrixShape>& shapes, int blocks, int warps) {
+int64_t StreamPlan::slot_rounds(size_t m, int64_t slot) const {
+  return groups_for_slot(shapes[m], slot, slots()) * rounds_of(shapes[m]);
+}
+
+uint64_t StreamPlan::round_offset(size_t m, int64_t slot, int64_t t) const {
+  if (interleaved) return uint64_t((round_base[m] + t) * slots() + slot) * kStreamRoundBytes;
+  uint64_t at = warp_begin[size_t(slot)];
+  for (size_t k = 0; k < m; ++k) at += uint64_t(slot_rounds(k, slot)) * kStreamRoundBytes;
+  return at + uint64_t(t) * kStreamRoundBytes;
+}
+
+StreamPlan plan_stream(const std::vector<StreamMatrixShape>& shapes, int blocks, int warps, bool interleaved) {
   if (blocks < 1 || warps < 1) throw Error("stream layout: blocks and warps must be at least 1");
   for (const StreamMatrixShape& s : shapes)
     if (s.rows < kStreamRows || s.rows % kStreamRows != 0 || s.n < 1024 || s.n % 1024 != 0)
@@ -28,38 +40,46 @@ StreamPlan plan_stream(const std::vector<StreamMatrixShape>& shapes, int blocks,
   StreamPlan p;
   p.blocks = blocks;
   p.warps = warps;
+  p.interleaved = interleaved;
   p.shapes = shapes;
-  const int64_t slots = int64_t(blocks) * warps;
+  const int64_t slots = p.slots();
   p.warp_begin.assign(size_t(slots) + 1, 0);
   for (int64_t s = 0; s < slots; ++s) {
     uint64_t rounds = 0;
-    for (const StreamMatrixShape& m : shapes) rounds += uint64_t(groups_for_slot(m, s, slots) * rounds_of(m));
+    for (size_t m = 0; m < shapes.size(); ++m) rounds += uint64_t(p.slot_rounds(m, s));
     p.warp_begin[size_t(s) + 1] = p.warp_begin[size_t(s)] + rounds * kStreamRoundBytes;
   }
+  int64_t base = 0;
+  for (size_t m = 0; m < shapes.size(); ++m) {
+    p.round_base.push_back(base);
+    base += p.slot_rounds(m, 0);  // slot 0 has the most groups of every matrix
+  }
+  p.interleaved_bytes = uint64_t(base * slots) * kStreamRoundBytes;
   return p;
 }
 
 void pack_stream(const StreamPlan& plan, const std::vector<const uint8_t*>& tiled, uint8_t* dst) {
   if (tiled.size() != plan.shapes.size()) throw Error("stream layout: one tiled matrix per planned shape");
-  const int64_t slots = int64_t(plan.blocks) * plan.warps;
+  const int64_t slots = plan.slots();
   for (int64_t s = 0; s < slots; ++s) {
-    uint8_t* out = dst + plan.warp_begin[size_t(s)];
+    uint64_t at = plan.warp_begin[size_t(s)];  // per warp: the slot's rounds one after another
     for (size_t m = 0; m < plan.shapes.size(); ++m) {
       const StreamMatrixShape& sh = plan.shapes[m];
       const int64_t subs = sh.n / 32, supers = sh.n / 256, nb = sh.rows * supers;
       const uint8_t* qs = tiled[m];
       const uint8_t* hdr = tiled[m] + 128 * nb;
+      int64_t t = 0;
       for (int64_t g = s; g < groups_of(sh); g += slots)
-        for (int64_t j = 0; j < rounds_of(sh); ++j) {
+        for (int64_t j = 0; j < rounds_of(sh); ++j, ++t) {
+          uint8_t* out = dst + (plan.interleaved ? plan.round_offset(m, s, t) : at);
+          at += kStreamRoundBytes;
           for (int i = 0; i < kStreamRows; ++i) {
             const int64_t row = g * kStreamRows + i;
             std::memcpy(out + 512 * i, qs + (row * subs + 32 * j) * 16, 512);
             std::memcpy(out + 512 * kStreamRows + 64 * i, hdr + (row * supers + 4 * j) * 16, 64);
           }
-          out += kStreamRoundBytes;
         }
     }
-    if (out != dst + plan.warp_begin[size_t(s) + 1]) throw Error("stream layout: slot size disagrees with its plan");
   }
 }
 

@@ -11,6 +11,13 @@
 // width-n matrix is n / 1024 rounds; round j holds, for each row i of the group, the 512 quant
 // bytes of sub-blocks 32j .. 32j+31 (tiled Q4_K, tiled_weights.h) at 512 i, then each row's four
 // super-block headers at 512 kStreamRows + 64 i. Every round is kStreamRoundBytes long.
+//
+// Two orders of the rounds in memory. Per warp: slot s's rounds one after another from
+// warp_begin[s], so each warp reads its own contiguous region (thousands of regions read at once).
+// Interleaved: round t of slot s in matrix m at position (round_base[m] + t) * S + s, where
+// round_base[m] sums the earlier matrices' largest round count of any slot; so at any moment the
+// grid reads one dense window, at the price of holes where a slot has fewer rounds of a matrix.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -25,13 +32,22 @@ struct StreamMatrixShape {
 
 struct StreamPlan {
   int blocks = 0, warps = 0;
+  bool interleaved = false;
   std::vector<StreamMatrixShape> shapes;
-  std::vector<uint64_t> warp_begin;  // [slots + 1]: byte offset of each slot's stream
-  uint64_t bytes() const { return warp_begin.empty() ? 0 : warp_begin.back(); }
+  // [slots + 1]: running sum of each slot's bytes (per warp: the byte offset of its stream)
+  std::vector<uint64_t> warp_begin;
+  std::vector<int64_t> round_base;  // interleaved: [shapes] (see above)
+  uint64_t interleaved_bytes = 0;
+  uint64_t bytes() const { return interleaved ? interleaved_bytes : warp_begin.empty() ? 0 : warp_begin.back(); }
+  int64_t slots() const { return int64_t(blocks) * warps; }
+  // Rounds slot `slot` multiplies of matrix m.
+  int64_t slot_rounds(size_t m, int64_t slot) const;
+  // Byte offset of slot `slot`'s round t of matrix m.
+  uint64_t round_offset(size_t m, int64_t slot, int64_t t) const;
 };
 
 // Throws p64::Error for a shape the layout has no form for (n % 1024, rows % kStreamRows).
-StreamPlan plan_stream(const std::vector<StreamMatrixShape>& shapes, int blocks, int warps);
+StreamPlan plan_stream(const std::vector<StreamMatrixShape>& shapes, int blocks, int warps, bool interleaved = false);
 // tiled[m]: matrix m of the plan in the tiled Q4_K form; dst: plan.bytes() bytes.
 void pack_stream(const StreamPlan& plan, const std::vector<const uint8_t*>& tiled, uint8_t* dst);
 

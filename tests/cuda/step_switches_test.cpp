@@ -48,7 +48,7 @@ const std::map<std::string, std::string> kVariants[] = {
     {{"attn_early", "1"}}, {{"attn_early", "1"}, {"graphs", "0"}}, {{"attn_early", "1"}, {"attn_grid", "16"}},
     {{"attn_early", "0"}}, {{"attn_early", "0"}, {"graphs", "0"}},
     {{"gemv_prologue", "1"}}, {{"gemv_prologue", "1"}, {"graphs", "0"}}, {{"gemv_prologue", "1"}, {"gemv_rows", "4"}},
-    {{"q5_0_int16", "1"}}, {{"q5_0_int16", "1"}, {"graphs", "0"}},
+    {{"q5_0_int16", "1"}}, {{"q5_0_int16", "0"}}, {{"q5_0_int16", "0"}, {"graphs", "0"}},
     {{"attn_tail_combine", "1"}}, {{"attn_tail_combine", "1"}, {"graphs", "0"}},
     {{"attn_tail_combine", "1"}, {"attn_grid", "16"}, {"combine_batch", "1"}}};
 

@@ -30,13 +30,18 @@ void check_layout(const cuda::StreamPlan& plan, const std::vector<std::vector<ui
   std::vector<std::vector<int>> seen;
   for (const auto& t : tiled) seen.emplace_back(t.size(), 0);
   const int64_t slots = int64_t(plan.blocks) * plan.warps;
+  std::vector<int> claimed(stream.size(), 0);
   for (int64_t s = 0; s < slots; ++s) {
-    uint64_t at = plan.warp_begin[size_t(s)];
     for (size_t m = 0; m < plan.shapes.size(); ++m) {
       const StreamMatrixShape& sh = plan.shapes[m];
       const int64_t supers = sh.n / 256, nb = sh.rows * supers;
+      int64_t t = 0;
       for (int64_t g = s; g < sh.rows / kStreamRows; g += slots)
-        for (int64_t j = 0; j < sh.n / 1024; ++j, at += kStreamRoundBytes)
+        for (int64_t j = 0; j < sh.n / 1024; ++j, ++t) {
+          const uint64_t at = plan.interleaved ? uint64_t(((plan.round_base[m] + t) * slots + s) * kStreamRoundBytes)
+                                               : plan.round_offset(m, s, t);
+          ASSERT_LE(at + kStreamRoundBytes, stream.size());
+          for (int b = 0; b < kStreamRoundBytes; ++b) ASSERT_EQ(claimed[at + b]++, 0) << "two rounds share bytes";
           for (int i = 0; i < kStreamRows; ++i) {
             const int64_t row = g * kStreamRows + i;
             for (int b = 0; b < 512; ++b) {
@@ -50,8 +55,12 @@ void check_layout(const cuda::StreamPlan& plan, const std::vector<std::vector<ui
               ++seen[m][src];
             }
           }
+        }
     }
-    ASSERT_EQ(at, plan.warp_begin[size_t(s) + 1]) << "slot " << s << " has bytes its plan does not account for";
+    if (!plan.interleaved)
+      EXPECT_EQ(plan.round_offset(plan.shapes.size() - 1, s, plan.slot_rounds(plan.shapes.size() - 1, s)),
+                plan.warp_begin[size_t(s) + 1])
+          << "slot " << s << " has bytes its plan does not account for";
   }
   for (size_t m = 0; m < seen.size(); ++m)
     EXPECT_TRUE(std::all_of(seen[m].begin(), seen[m].end(), [](int c) { return c == 1; })) << "matrix " << m;
@@ -61,7 +70,6 @@ TEST(StreamLayout, EveryWeightByteLandsOnceWhereTheLayoutSays) {
   std::mt19937 rng(3);
   // more groups than slots (wrap-around), fewer (idle slots), and two widths
   const std::vector<StreamMatrixShape> shapes = {{14, 1024}, {4, 2048}, {30, 1024}};
-  const cuda::StreamPlan plan = cuda::plan_stream(shapes, 3, 2);
   std::vector<std::vector<uint8_t>> tiled;
   std::vector<const uint8_t*> ptrs;
   uint64_t total = 0;
@@ -71,10 +79,15 @@ TEST(StreamLayout, EveryWeightByteLandsOnceWhereTheLayoutSays) {
     ptrs.push_back(tiled.back().data());
     total += tiled.back().size();
   }
-  EXPECT_EQ(plan.bytes(), total) << "the streamed form adds no padding to these shapes";
-  std::vector<uint8_t> stream(plan.bytes(), 0);
-  cuda::pack_stream(plan, ptrs, stream.data());
-  check_layout(plan, tiled, stream);
+  for (bool interleaved : {false, true}) {
+    SCOPED_TRACE(interleaved ? "interleaved" : "per warp");
+    const cuda::StreamPlan plan = cuda::plan_stream(shapes, 3, 2, interleaved);
+    if (!interleaved) EXPECT_EQ(plan.bytes(), total) << "the per-warp order adds no padding to these shapes";
+    else EXPECT_GE(plan.bytes(), total);
+    std::vector<uint8_t> stream(plan.bytes(), 0);
+    cuda::pack_stream(plan, ptrs, stream.data());
+    check_layout(plan, tiled, stream);
+  }
 }
 
 TEST(StreamLayout, RejectsShapesItHasNoFormFor) {
@@ -130,7 +143,7 @@ TEST(StreamChain, MatchesTheDecodeGemvOnEveryMatrix) {
     g.rows_per_warp = 2;
     g.seg[0] = {weights[m]->get(), expected.get() + at, s.rows, s.rows * s.n / 256};
     cuda::launch_gemv(g, nullptr);
-    ops.push_back({acts[m]->xq.get(), acts[m]->xd.get(), acts[m]->xs.get(), got.get() + at, s.rows, s.n});
+    ops.push_back({acts[m]->xq.get(), acts[m]->xd.get(), acts[m]->xs.get(), got.get() + at, s.rows, s.n, 0});
     at += s.rows;
   }
   const std::vector<float> want = expected.download();
@@ -140,10 +153,12 @@ TEST(StreamChain, MatchesTheDecodeGemvOnEveryMatrix) {
   for (int blocks : {3, sms})
     for (int ring : {4, 8})
       for (bool barriers : {true, false})
-      for (bool bulk : {false, true}) {
+      for (bool bulk : {false, true})
+      for (bool interleaved : {false, true}) {
         SCOPED_TRACE("blocks " + std::to_string(blocks) + " ring " + std::to_string(ring) +
-                     (barriers ? " barriers" : " no barriers") + (bulk ? " bulk copies" : " cp.async"));
-        const cuda::StreamPlan plan = cuda::plan_stream(shapes, blocks, cuda::kStreamWarps);
+                     (barriers ? " barriers" : " no barriers") + (bulk ? " bulk copies" : " cp.async") + (interleaved ? " interleaved" : " per warp"));
+        const cuda::StreamPlan plan = cuda::plan_stream(shapes, blocks, cuda::kStreamWarps, interleaved);
+        for (size_t m = 0; m < ops.size(); ++m) ops[m].round_base = plan.round_base[m];
         std::vector<uint8_t> bytes(plan.bytes());
         cuda::pack_stream(plan, ptrs, bytes.data());
         test::DeviceVec<uint8_t> stream(bytes);
@@ -161,6 +176,7 @@ TEST(StreamChain, MatchesTheDecodeGemvOnEveryMatrix) {
         l.ring = ring;
         l.barriers = barriers;
         l.bulk = bulk;
+        l.interleaved = interleaved;
         got.poison();
         cuda::launch_stream_chain(l, nullptr);
         const std::vector<float> out = got.download();
