@@ -124,6 +124,8 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
   }
   const StreamedCopy per_warp(plan_stream(shapes, sms, kStreamWarps, false), tiled);
   const StreamedCopy interleaved(plan_stream(shapes, sms, kStreamWarps, true), tiled);
+  const StreamedCopy per_warp32(plan_stream(shapes, sms, 32, false), tiled);
+  const StreamedCopy interleaved32(plan_stream(shapes, sms, 32, true), tiled);
 
   const Activations act_e(E), act_q(Q), act_f(F);
   const Activations* act_of[4] = {&act_e, &act_q, &act_e, &act_f};
@@ -159,8 +161,7 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
       g.units_in_flight = 1;
       g.seg[0] = GemvSegment{weights.get() + at, out_launched.get<float>() + row_at, s.rows, s.rows * s.n / 256};
       launch_gemv(g, stream);
-      ops.push_back(StreamChainOp{act.xq, act.xd, act.xs, out_streamed.get<float>() + row_at, s.rows, s.n,
-                                  interleaved.plan.round_base[i]});
+      ops.push_back(StreamChainOp{act.xq, act.xd, act.xs, out_streamed.get<float>() + row_at, s.rows, s.n, 0});
       at += mats[i % 4].tiled.size();
       row_at += s.rows;
     }
@@ -168,7 +169,6 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
   P64_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
   P64_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
   DeviceBuffer ops_dev(ops.size() * sizeof(StreamChainOp)), barrier(64);
-  P64_CUDA_CHECK(cudaMemcpy(ops_dev.get(), ops.data(), ops.size() * sizeof(StreamChainOp), cudaMemcpyHostToDevice));
   P64_CUDA_CHECK(cudaMemset(barrier.get(), 0, 64));
 
   GemvChainResult res;
@@ -192,6 +192,9 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
     l.stream = copy.bytes.get();
     l.warp_begin = copy.begin.get<uint64_t>();
     l.interleaved = copy.plan.interleaved;
+    l.warps = copy.plan.warps;
+    for (size_t i = 0; i < ops.size(); ++i) ops[i].round_base = copy.plan.round_base[i];
+    P64_CUDA_CHECK(cudaMemcpy(ops_dev.get(), ops.data(), ops.size() * sizeof(StreamChainOp), cudaMemcpyHostToDevice));
     l.ring = ring;
     l.barriers = barriers;
     l.bulk = bulk;
@@ -208,13 +211,13 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
     P64_CUDA_CHECK(cudaMemcpy(got.data(), out_streamed.get(), got.size() * 4, cudaMemcpyDeviceToHost));
     if (weights) compare(launched, got, shapes, res);
   };
-  for (const StreamedCopy* copy : {&per_warp, &interleaved})
+  for (const StreamedCopy* copy : {&per_warp, &interleaved, &per_warp32, &interleaved32})
     for (bool bulk : {false, true}) {
-      const std::string how = std::string(copy->plan.interleaved ? "interleaved" : "per-warp") + (bulk ? " bulk" : "");
-      for (int ring : req.rings)
-        run_streamed(*copy, how + " ring " + std::to_string(ring) + ", barriers", ring, true, bulk);
-      run_streamed(*copy, how + " ring " + std::to_string(req.rings.back()) + ", no barriers", req.rings.back(), false,
-                   bulk);
+      const std::string how = std::to_string(copy->plan.warps) + "w " +
+                              (copy->plan.interleaved ? "interleaved" : "per-warp") + (bulk ? " bulk" : "");
+      const std::vector<int> rings = copy->plan.warps == 32 ? std::vector<int>{4} : req.rings;
+      for (int ring : rings) run_streamed(*copy, how + " ring " + std::to_string(ring) + ", barriers", ring, true, bulk);
+      run_streamed(*copy, how + " ring " + std::to_string(rings.back()) + ", no barriers", rings.back(), false, bulk);
     }
   run_streamed(per_warp, "barriers only", req.rings.back(), true, false, false);
   res.rows.back().bytes = 0;  // moves no weights

@@ -73,14 +73,14 @@ __device__ void grid_barrier(unsigned* counter, unsigned generation, int* fault)
   __syncthreads();
 }
 
-template <int RING, bool BULK>
-__global__ void __launch_bounds__(kStreamWarps * 32, 1) stream_chain_kernel(const StreamChainLaunch a) {
+template <int RING, bool BULK, int W>
+__global__ void __launch_bounds__(W * 32, 1) stream_chain_kernel(const StreamChainLaunch a) {
   extern __shared__ __align__(16) unsigned char ring_all[];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  const int64_t slots = int64_t(gridDim.x) * kStreamWarps;
+  const int64_t slots = int64_t(gridDim.x) * W;
   const int64_t slot = int64_t(warp) * gridDim.x + blockIdx.x;
   unsigned char* ring = ring_all + size_t(warp) * RING * kStreamRoundBytes;
-  uint64_t* bars = reinterpret_cast<uint64_t*>(ring_all + size_t(kStreamWarps) * RING * kStreamRoundBytes) + warp * RING;
+  uint64_t* bars = reinterpret_cast<uint64_t*>(ring_all + size_t(W) * RING * kStreamRoundBytes) + warp * RING;
   const uint8_t* src = a.stream + (a.interleaved ? 0 : a.warp_begin[slot]);
   const int64_t total = a.weights ? int64_t(a.warp_begin[slot + 1] - a.warp_begin[slot]) / kStreamRoundBytes : 0;
   int64_t issued = 0, consumed = 0;
@@ -162,17 +162,21 @@ __global__ void __launch_bounds__(kStreamWarps * 32, 1) stream_chain_kernel(cons
 
 }  // namespace
 
-size_t stream_chain_smem(int ring) { return size_t(ring) * (kStreamRoundBytes + 8) * kStreamWarps; }
+size_t stream_chain_smem(int ring, int warps) { return size_t(ring) * (kStreamRoundBytes + 8) * warps; }
 
 void launch_stream_chain(const StreamChainLaunch& l, cudaStream_t stream) {
   if (l.ring != 4 && l.ring != 8) throw Error("stream chain: ring must be 4 or 8 rounds (got " + std::to_string(l.ring) + ")");
-  auto kernel = l.ring == 4 ? (l.bulk ? stream_chain_kernel<4, true> : stream_chain_kernel<4, false>)
-                            : (l.bulk ? stream_chain_kernel<8, true> : stream_chain_kernel<8, false>);
-  const size_t smem = stream_chain_smem(l.ring);
+  if (l.warps != 16 && !(l.warps == 32 && l.ring == 4))
+    throw Error("stream chain: 16 warps per block, or 32 with a ring of 4 (got " + std::to_string(l.warps) + ")");
+  void (*kernel)(StreamChainLaunch) =
+      l.warps == 32 ? (l.bulk ? stream_chain_kernel<4, true, 32> : stream_chain_kernel<4, false, 32>)
+      : l.ring == 4 ? (l.bulk ? stream_chain_kernel<4, true, 16> : stream_chain_kernel<4, false, 16>)
+                    : (l.bulk ? stream_chain_kernel<8, true, 16> : stream_chain_kernel<8, false, 16>);
+  const size_t smem = stream_chain_smem(l.ring, l.warps);
   P64_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned(l.blocks));
-  cfg.blockDim = dim3(kStreamWarps * 32);
+  cfg.blockDim = dim3(unsigned(l.warps) * 32);
   cfg.dynamicSmemBytes = smem;
   cfg.stream = stream;
   cudaLaunchAttribute attr[1];

@@ -15,7 +15,7 @@
 
 namespace p64::cuda {
 
-constexpr int kStreamWarps = 16;  // warps per block
+constexpr int kStreamWarps = 16;  // warps per block by default (32 is the other choice)
 
 struct StreamChainOp {
   const void* xq;  // int16 activations [n], scales [n / 32], fp32 sums of 16 [n / 16] (ActBuffers)
@@ -34,15 +34,16 @@ struct StreamChainLaunch {
   unsigned* barrier = nullptr;         // zeroed before every launch
   int* fault = nullptr;                // set to 1 when a barrier waited past its timeout
   int blocks = 0;                      // the plan's blocks: one per multiprocessor
-  int ring = 8;                        // rounds in flight per warp: 4 or 8
+  int ring = 8;                        // rounds in flight per warp: 4 or 8 (4 with 32 warps)
+  int warps = kStreamWarps;            // warps per block, as the plan was made: 16 or 32
   bool barriers = true;
   bool bulk = false;                   // one bulk copy (TMA) per round instead of 16 bytes a lane
   bool weights = true;                 // false: only the barriers (their own cost)
   bool interleaved = false;            // the plan's order of rounds (stream_layout.h)
 };
 
-// Shared memory one block needs for `ring` rounds per warp.
-size_t stream_chain_smem(int ring);
+// Shared memory one block of `warps` warps needs for `ring` rounds per warp.
+size_t stream_chain_smem(int ring, int warps);
 void launch_stream_chain(const StreamChainLaunch& l, cudaStream_t stream);
 
 }  // namespace p64::cuda
