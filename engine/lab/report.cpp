@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/lab/depth_sweep.h"
 #include "engine/lab/plan_history.h"
 #include "engine/lab/report_scope.h"
 #include "engine/lab/stats.h"
@@ -49,6 +50,11 @@ nlohmann::json run_row(const Store& store, const RunRecord& r, const std::option
               {"stddev", m.stddev},
               {"cv", m.cv},
               {"imported", r.imported}};
+  // A depth sweep stores one run per depth under one label: the depth tells its rows apart.
+  if (const std::optional<int> depth = stored_depth(r.params_json)) {
+    row["depth"] = *depth;
+    row["stage"] = row["stage"].get<std::string>() + " (depth " + std::to_string(*depth) + ")";
+  }
   const json summary = json::parse(r.summary_json, nullptr, false);
   if (summary.is_object() && summary.contains("bandwidth_share"))
     row["bandwidth_share"] = summary["bandwidth_share"].value("median", 0.0);
