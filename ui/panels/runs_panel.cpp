@@ -225,7 +225,7 @@ void RunsPanel::show_run(const QModelIndex& proxy_index) {
   const RunRow* row = runs_->row_at(filter_->mapToSource(proxy_index).row());
   if (!row) return;
   const RunRecord run = row->run;
-  if (std::vector<DepthSweepPoint> sweep = stored_sweep_points(runs_->rows(), run); !sweep.empty()) show_sweep(sweep);
+  show_sweep(stored_sweep_points(runs_->rows(), run));  // empty for a run of no sweep: the chart says so
   query_store<RunDetail>(
       wb_, this, tr("Reading run %1").arg(run.id),
       [run](Store& s) {
@@ -385,7 +385,7 @@ void RunsPanel::start_depth_sweep(const std::vector<int>& depths) {
     Q_EMIT wb_.store_written();
   });
   connect(job, &Job::failed, this, [this] {
-    result_->setText(result_->text() + tr(" The depths measured before were stored, one run each."));
+    result_->setText(result_->text() + tr(" Depths measured before the failure, if any, were stored, one run each."));
     Q_EMIT wb_.store_written();
   });
 }
