@@ -7,8 +7,10 @@
 
 #include "app/cli/command_registry.h"
 #include "app/cli/decode_args.h"
+#include "app/cli/depth_sweep_table.h"
 #include "app/cli/option_checks.h"
 #include "engine/common/error.h"
+#include "engine/lab/depth_sweep.h"
 #include "engine/lab/experiment.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/store.h"
@@ -28,6 +30,7 @@ struct Args {
   int warm = 0;
   uint32_t threads = 0;
   std::vector<std::string> opts;
+  std::string depth;  // a depth sweep: "0,512,4096"
   bool json = false;
   std::string db = default_store_path();
   bool no_store = false;
@@ -53,9 +56,15 @@ void run(const Args& a) {
   req.runs = a.runs;
   req.warmup = a.warmup;
   req.warm_repeats = a.warm;
+  if (!a.depth.empty()) req.depths = parse_depths(a.depth);
   if (!a.no_store) req.store_path = a.db;
   const ExperimentOutcome out =
       run_experiment(req, {stderr_progress_line("convert"), {}, stderr_progress_line("decode-proxy")});
+  if (!req.depths.empty()) {
+    if (a.json) std::cout << json_text(depth_sweep_json(req, out), 2) << "\n";
+    else print_depth_sweep(req, out);
+    return;
+  }
   const DecodeProxyResult& r = out.decode_proxy;
   const LabConfig& config = req.config;
   const std::string& device = out.passport.device.name;
@@ -108,9 +117,15 @@ const CommandRegistration reg(40, [](CLI::App& root) {
   add_model_argument(*c, args->model, args->tokenizer);
   c->add_option("--backend", args->backend, "Backend: auto (cuda > vulkan > cpu), cpu, cuda, vulkan")->capture_default_str();
   c->add_option("--tokens", args->tokens, "Decode steps per run")->capture_default_str()->check(CLI::Range(1, 1 << 20));
-  c->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length in tokens (fixed, deterministic ids)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1 << 20));
+  CLI::Option* prompt =
+      c->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length in tokens (fixed, deterministic ids)")
+          ->capture_default_str()
+          ->check(CLI::Range(1, 1 << 20));
+  c->add_option("--depth", args->depth,
+                "Depth sweep, as llama-bench -d: decode after a prefill of each depth, one stored run per depth "
+                "(e.g. 0,512,4096)")
+      ->check(depth_list())
+      ->excludes(prompt);
   c->add_option("--runs", args->runs, "Measured runs")->capture_default_str()->check(CLI::Range(1, 1000));
   c->add_option("--warmup", args->warmup, "Untimed runs first")->capture_default_str()->check(CLI::Range(0, 1000));
   c->add_option("--warm", args->warm, "Extra runs on the kept-loaded engine; reports steady state vs peak (R6)")

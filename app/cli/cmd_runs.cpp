@@ -7,6 +7,7 @@
 
 #include "app/cli/command_registry.h"
 #include "engine/common/error.h"
+#include "engine/lab/depth_sweep.h"
 #include "engine/lab/stats.h"
 #include "engine/lab/store.h"
 #include "engine/lab/store_text.h"
@@ -70,10 +71,12 @@ const CommandRegistration reg(45, [](CLI::App& root) {
     for (const auto& r : store->runs(f)) {
       const auto summary = nlohmann::json::parse(r.summary_json, nullptr, false);
       const bool busy = summary.is_object() && summary.value("busy", false);  // decode-proxy and A/B runs say
-      std::printf("%5lld  %-12s %-7s %-8s %-26.26s %10.2f  %-20s %s%s%s\n", static_cast<long long>(r.id),
+      const std::optional<int> depth = stored_depth(r.params_json);
+      std::printf("%5lld  %-12s %-7s %-8s %-26.26s %10.2f  %-20s %s%s%s%s\n", static_cast<long long>(r.id),
                   std::string(to_string(r.kind)).c_str(), std::string(to_string(r.status)).c_str(), r.backend.c_str(),
                   r.device.c_str(), median_tok_s(*store, r.id), r.started_at.c_str(),
-                  r.label.empty() ? r.config.c_str() : r.label.c_str(), r.imported ? " (imported)" : "",
+                  r.label.empty() ? r.config.c_str() : r.label.c_str(),
+                  depth ? (" (depth " + std::to_string(*depth) + ")").c_str() : "", r.imported ? " (imported)" : "",
                   busy ? " (busy)" : "");
     }
   });

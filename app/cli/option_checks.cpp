@@ -4,6 +4,8 @@
 #include <cmath>
 #include <thread>
 
+#include "engine/common/error.h"
+#include "engine/lab/depth_sweep.h"
 
 namespace p64::cli {
 namespace {
@@ -58,6 +60,19 @@ CLI::Validator finite_number(double low, bool low_included, double high, bool hi
         return {};
       },
       range);
+}
+
+CLI::Validator depth_list() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          parse_depths(text);
+        } catch (const Error& e) {
+          return e.what();
+        }
+        return {};
+      },
+      "DEPTH,...");
 }
 
 }  // namespace p64::cli

@@ -22,4 +22,7 @@ std::string threads_help(const std::string& what);
 CLI::Validator finite_number(double low, bool low_included, double high = std::numeric_limits<double>::infinity(),
                              bool high_included = false);
 
+// A depth list as parse_depths (engine/lab/depth_sweep.h) reads it: "0,512,4096".
+CLI::Validator depth_list();
+
 }  // namespace p64::cli

@@ -27,8 +27,12 @@ std::string file_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// By typed value: "opt.int8_activations=0,opt.kv_f16=0" is the reference although it names a
+// default the reference leaves unsaid.
 bool is_reference(const LabConfig& c, const std::string& resolved, const LabConfig& reference) {
-  return resolved == reference.backend && c.switches == reference.switches;
+  LabConfig as_run = c;
+  as_run.backend = resolved;
+  return same_switches(as_run, reference);
 }
 
 // A Bool switch's two values (SwitchInfo::choices).
@@ -66,7 +70,7 @@ void check_two_models(const LabConfig& ca, const Model& ma, const LabConfig& cb,
   if (!switch_name.empty())
     throw Error("A/B: switch '" + switch_name + "' was named, but A and B run different models: the verdict "
                 "would be about the model, not the switch");
-  if (ca.switches != cb.switches)
+  if (!differing_switches(ca, cb).empty())
     throw Error("A/B: A and B differ in their model and in their switches: one change at a time (the same "
                 "switches on both models, or the switches on one model)");
 }

@@ -63,6 +63,7 @@ DecodeProxyResult run_decode_proxy(Backend& backend, const Model& model, const P
   if (params.decode_tokens < 1) throw Error("decode-proxy: --tokens must be at least 1");
   if (params.runs < 1) throw Error("decode-proxy: --runs must be at least 1");
   if (params.warmup < 0 || params.warm_repeats < 0) throw Error("decode-proxy: negative warm-up or warm count");
+  if (params.prompt_tokens < 0) throw Error("decode-proxy: negative prompt length");
   const uint64_t needed = static_cast<uint64_t>(params.prompt_tokens) + static_cast<uint64_t>(params.decode_tokens);
   if (needed > backend.max_context())
     throw Error("decode-proxy: prompt + decode = " + std::to_string(needed) + " positions exceed the backend's KV cache of " +
@@ -70,7 +71,11 @@ DecodeProxyResult run_decode_proxy(Backend& backend, const Model& model, const P
 
   DecodeProxyResult r;
   r.params = params;
-  r.prompt = proxy_prompt(model, params.prompt_tokens);
+  // Depth 0 prefills nothing: the first decode step reads the prompt's first id at position 0.
+  const bool prefills = params.prompt_tokens > 0;
+  r.prompt = proxy_prompt(model, std::max(params.prompt_tokens, 1));
+  if (!prefills) r.prompt.rule = "no prefill (depth 0): decode starts at position 0 from id " +
+                                 std::to_string(r.prompt.ids.front()) + ", the first of " + r.prompt.rule;
   const HParams& hp = model.hparams();
   r.weight_bytes = model.weight_bytes();
   r.kv_bytes_per_position = backend.kv_bytes_per_position();
@@ -96,9 +101,10 @@ DecodeProxyResult run_decode_proxy(Backend& backend, const Model& model, const P
     if (run == params.warmup && params.machine_probe) watch.emplace(params.machine_probe);
     const bool is_warm = run >= params.warmup + params.runs;
     const auto t0 = Clock::now();
-    int32_t token = backend.prefill(r.prompt.ids, 0);
-    const double prefill_s = seconds_since(t0);
-    std::vector<int32_t> generated{token};
+    int32_t token = prefills ? backend.prefill(r.prompt.ids, 0) : r.prompt.ids.front();
+    const double prefill_s = prefills ? seconds_since(t0) : 0.0;
+    std::vector<int32_t> generated;
+    if (prefills) generated.push_back(token);
     const auto t1 = Clock::now();
     for (int i = 0; i < params.decode_tokens; ++i) {
       token = backend.decode_argmax(token, params.prompt_tokens + i);

@@ -1,8 +1,10 @@
 #include "engine/lab/experiment.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "engine/common/error.h"
+#include "engine/lab/depth_sweep.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/store.h"
 #include "engine/model/model.h"
@@ -38,6 +40,34 @@ nlohmann::json run_params(const ExperimentRequest& r) {
   return p;
 }
 
+DecodeProxyParams proxy_params(const ExperimentRequest& r, int prompt_tokens) {
+  DecodeProxyParams p;
+  p.decode_tokens = r.decode_tokens;
+  p.prompt_tokens = prompt_tokens;
+  p.runs = r.runs;
+  p.warmup = r.warmup;
+  p.warm_repeats = r.warm_repeats;
+  p.machine_probe = r.machine_probe;
+  return p;
+}
+
+// Depth k of n as its share of one progress bar, its lines prefixed with the depth.
+ProgressFn depth_progress(const ProgressFn& measure, size_t k, size_t n, int depth) {
+  if (!measure) return {};
+  return [measure, k, n, depth](double f, std::string_view what) {
+    return measure((static_cast<double>(k) + f) / static_cast<double>(n),
+                   "depth " + std::to_string(depth) + ": " + std::string(what));
+  };
+}
+
+int64_t store_run(Store& store, RunBundle b, const ExperimentRequest& r, const nlohmann::json& params,
+                  const nlohmann::json& summary) {
+  b.run.label = r.label;
+  b.run.params_json = params.dump();
+  b.run.summary_json = summary.dump();
+  return store.write_run(std::move(b));
+}
+
 nlohmann::json timeline_summary(const TimelineResult& t, const ExperimentRequest& r) {
   nlohmann::json s = t.summary;
   s["decode_wall_ms"] = t.decode_wall_ms;
@@ -55,9 +85,15 @@ ExperimentOutcome run_experiment(const ExperimentRequest& r, const ExperimentPro
   ExperimentOutcome out;
   step(progress.setup, 0.0, "opening the model");
   out.model = model_for(r.model_path, r.model, r.config.backend, r.tokenizer_path, progress.convert);
+  const bool sweep = !r.depths.empty();
+  if (sweep && timeline) throw Error("timeline: a depth sweep is a decode-proxy measurement");
+  if (sweep) check_depth_sweep(r.depths, r.decode_tokens, *out.model, r.model_path);
   std::unique_ptr<Store> store = open_store(r.store_path);
   step(progress.setup, 0.5, "loading the backend");
-  const uint32_t positions = static_cast<uint32_t>(std::max(0, r.prompt_tokens) + std::max(0, r.decode_tokens));
+  const int context = sweep ? *std::max_element(r.depths.begin(), r.depths.end()) : std::max(0, r.prompt_tokens);
+  // Wide enough for any int pair; past what a KV cache can index, run_decode_proxy refuses it.
+  const uint32_t positions = static_cast<uint32_t>(std::min<uint64_t>(
+      static_cast<uint64_t>(context) + static_cast<uint64_t>(std::max(0, r.decode_tokens)), UINT32_MAX - 1));
   LoadedBackend lb = load_backend(r.config, out.model, timeline ? positions + 1 : positions);
   if (store) store->sync_switches(lb.name, lb.backend->switches());
   out.backend = lb.name;
@@ -83,24 +119,40 @@ ExperimentOutcome run_experiment(const ExperimentRequest& r, const ExperimentPro
     s.decode_tok_s = out.timeline.decode_wall_ms > 0 ? r.decode_tokens / (out.timeline.decode_wall_ms / 1e3) : 0;
     s.peak_device_bytes = lb.backend->device_memory_peak();
     b.samples.push_back(s);
+  } else if (sweep) {
+    // Each depth is stored as soon as it is measured: a sweep cancelled at its deepest depth
+    // keeps the shallower ones. Its runs share the sweep's start time, which tells one sweep's
+    // runs from another's with the same list.
+    const std::string sweep_started_at = utc_now_iso();
+    for (size_t k = 0; k < r.depths.size(); ++k) {
+      DepthPoint point;
+      point.depth = r.depths[k];
+      point.decode_proxy = run_decode_proxy(*lb.backend, *out.model, lb.passport, proxy_params(r, point.depth),
+                                            depth_progress(progress.measure, k, r.depths.size(), point.depth));
+      point.summary = point.decode_proxy;
+      if (store) {
+        RunBundle depth_run = begin_run_bundle(store.get(), RunKind::DecodeProxy, *out.model, r.model_path, lb, r.config);
+        depth_run.samples = point.decode_proxy.samples;
+        nlohmann::json params = run_params(r);
+        params["prompt_tokens"] = point.depth;
+        params["depth"] = point.depth;
+        params["depth_sweep"] = r.depths;
+        params["sweep_started_at"] = sweep_started_at;
+        point.run_id = store_run(*store, std::move(depth_run), r, params, point.summary);
+      }
+      out.depth_sweep.push_back(std::move(point));
+    }
+    if (store) out.store_path = store->path();
+    return out;
   } else {
-    DecodeProxyParams p;
-    p.decode_tokens = r.decode_tokens;
-    p.prompt_tokens = r.prompt_tokens;
-    p.runs = r.runs;
-    p.warmup = r.warmup;
-    p.warm_repeats = r.warm_repeats;
-    p.machine_probe = r.machine_probe;
-    out.decode_proxy = run_decode_proxy(*lb.backend, *out.model, lb.passport, p, progress.measure);
+    out.decode_proxy =
+        run_decode_proxy(*lb.backend, *out.model, lb.passport, proxy_params(r, r.prompt_tokens), progress.measure);
     out.summary = out.decode_proxy;
     if (!store) return out;
     b = begin_run_bundle(store.get(), RunKind::DecodeProxy, *out.model, r.model_path, lb, r.config);
     b.samples = out.decode_proxy.samples;
   }
-  b.run.label = r.label;
-  b.run.params_json = run_params(r).dump();
-  b.run.summary_json = out.summary.dump();
-  out.run_id = store->write_run(std::move(b));
+  out.run_id = store_run(*store, std::move(b), r, run_params(r), out.summary);
   out.store_path = store->path();
   return out;
 }

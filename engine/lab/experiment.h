@@ -34,7 +34,13 @@ struct ExperimentRequest {
   int runs = 2;          // decode-proxy: measured runs
   int warmup = 1;        // decode-proxy: untimed runs first
   int warm_repeats = 0;  // decode-proxy: the plan's R6 repeats on the kept-loaded engine
+  // decode-proxy: a depth sweep (engine/lab/depth_sweep.h), one backend load and one stored run
+  // per depth, each depth the prompt length in place of prompt_tokens; empty: one run.
+  std::vector<int> depths;
   MachineProbe machine_probe = read_machine_sample;
+  // A path rather than an open Store: the request stays a plain value that a worker thread can
+  // take, and the call opens its own connection on the thread that writes (SQLite connections
+  // are not shared between threads), before the measurement, so a bad store fails in a moment.
   std::string store_path;  // empty: measured, not stored
   std::string label;       // free text kept with the run
   std::string origin;      // kept in the run's params as "from" (the GUI's "p64lab"); empty: none
@@ -46,15 +52,24 @@ struct ExperimentProgress {
   ProgressFn measure;  // the measurement itself
 };
 
+// One depth of a sweep: its measurement, what its run stores as summary, and the run.
+struct DepthPoint {
+  int depth = 0;
+  DecodeProxyResult decode_proxy;
+  nlohmann::json summary;
+  int64_t run_id = 0;  // 0: not stored
+};
+
 struct ExperimentOutcome {
   std::shared_ptr<const Model> model;
   std::string backend;  // resolved ("auto" -> "cpu")
   Passport passport;    // of the backend it ran on (passport.device.name: the device)
   double load_ms = 0;
-  DecodeProxyResult decode_proxy;  // Measurement::DecodeProxy
+  DecodeProxyResult decode_proxy;  // Measurement::DecodeProxy without depths
+  std::vector<DepthPoint> depth_sweep;  // Measurement::DecodeProxy with depths, in the request's order
   TimelineResult timeline;         // Measurement::Timeline
-  nlohmann::json summary;          // what the run stores as its summary
-  int64_t run_id = 0;              // 0: not stored
+  nlohmann::json summary;          // what the run stores as its summary (not for a sweep: see depth_sweep)
+  int64_t run_id = 0;              // 0: not stored (or a sweep: see depth_sweep)
   std::string store_path;          // the store as opened; empty when not stored
 };
 

@@ -86,10 +86,10 @@ BackendOptions LabConfig::backend_options(uint32_t needed_context) const {
 }
 
 std::string switch_value(const LabConfig& c, const std::string& name) {
-  if (const auto it = c.switches.find(name); it != c.switches.end()) return it->second;
+  const auto given = c.switches.find(name);
   for (const SwitchInfo& s : backend_switch_table(c.backend))
-    if (s.name == name) return s.default_value;
-  return {};
+    if (s.name == name) return s.canonical(given != c.switches.end() ? given->second : s.default_value);
+  return given != c.switches.end() ? given->second : std::string();
 }
 
 std::vector<std::string> differing_switches(const LabConfig& a, const LabConfig& b) {
@@ -100,6 +100,10 @@ std::vector<std::string> differing_switches(const LabConfig& a, const LabConfig&
   for (const auto& n : names)
     if (switch_value(a, n) != switch_value(b, n)) differing.push_back(n);
   return differing;
+}
+
+bool same_switches(const LabConfig& a, const LabConfig& b) {
+  return resolve_backend_name(a.backend) == resolve_backend_name(b.backend) && differing_switches(a, b).empty();
 }
 
 std::string judged_switch(const LabConfig& a, const LabConfig& b, const std::string& named) {

@@ -34,12 +34,16 @@ struct LabConfig {
 // (its int8-activation kernels are a speed option, not the reference).
 LabConfig reference_config();
 
-// A switch's value in `c`: as given, else its backend's default (backend_switch_table); empty
-// when that backend has no such switch.
+// A switch's value in `c`: as given, else its backend's default (backend_switch_table), in its
+// type's one spelling (SwitchInfo::canonical); as given, or empty, when that backend has no such
+// switch.
 std::string switch_value(const LabConfig& c, const std::string& name);
 // The switches given on either side whose values differ, each side's unset ones at its
 // backend's default: setting a switch to its default is no difference.
 std::vector<std::string> differing_switches(const LabConfig& a, const LabConfig& b);
+// Whether `a` and `b` run the same backend with the same switch values, by typed value with
+// defaults filled in (threads, context and device aside).
+bool same_switches(const LabConfig& a, const LabConfig& b);
 // The switch an A/B judges. Named (`--switch`): it must be a switch of a side's backend that A
 // and B set differently, else p64::Error naming what does differ. Not named: the one switch
 // that differs; empty when none or several do.

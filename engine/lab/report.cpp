@@ -4,9 +4,11 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/lab/depth_sweep.h"
 #include "engine/lab/plan_history.h"
 #include "engine/lab/report_scope.h"
 #include "engine/lab/stats.h"
@@ -49,6 +51,11 @@ nlohmann::json run_row(const Store& store, const RunRecord& r, const std::option
               {"stddev", m.stddev},
               {"cv", m.cv},
               {"imported", r.imported}};
+  // A depth sweep stores one run per depth under one label: the depth tells its rows apart.
+  if (const std::optional<int> depth = stored_depth(r.params_json)) {
+    row["depth"] = *depth;
+    row["stage"] = row["stage"].get<std::string>() + " (depth " + std::to_string(*depth) + ")";
+  }
   const json summary = json::parse(r.summary_json, nullptr, false);
   if (summary.is_object() && summary.contains("bandwidth_share"))
     row["bandwidth_share"] = summary["bandwidth_share"].value("median", 0.0);
@@ -64,11 +71,12 @@ nlohmann::json peer_row(const PeerResult& p) {
           {"device", p.device}, {"tok_s", p.avg_ts}, {"stddev", p.stddev_ts}};
 }
 
-// "Delta vs first": against the first run on the same model and device.
+// "Delta vs first": against the first run on the same model and device (and, for a depth sweep's
+// run, at the same depth: a deeper context is slower by design, not a regression).
 void add_deltas(nlohmann::json& rows) {
-  std::map<std::pair<int64_t, std::string>, double> first;
+  std::map<std::tuple<int64_t, std::string, int>, double> first;
   for (auto& row : rows) {
-    double& f = first[{row["model_id"].get<int64_t>(), row["device"].get<std::string>()}];
+    double& f = first[{row["model_id"].get<int64_t>(), row["device"].get<std::string>(), row.value("depth", -1)}];
     row["first_on_model_device"] = f == 0;
     if (f == 0) f = row["tok_s"].get<double>();
     row["delta_vs_first"] = f > 0 ? row["tok_s"].get<double>() / f - 1 : 0.0;

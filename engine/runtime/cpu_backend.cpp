@@ -241,6 +241,9 @@ class CpuBackend final : public Backend {
     return model_->weight_bytes() + kv_bytes_ + 4 * floats;
   }
 
+  // The cache as allocated: K and V of every layer, fp32 unless kv_f16 is on.
+  uint64_t kv_bytes_per_position() const override { return n_ctx_ ? kv_bytes_ / n_ctx_ : 0; }
+
  private:
   enum class Head { None, Logits, Argmax };  // what the step computes after the last block
 

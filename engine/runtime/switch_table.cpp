@@ -98,6 +98,29 @@ std::string SwitchInfo::expected() const {
   return "one of " + values();
 }
 
+std::string SwitchInfo::canonical(const std::string& value) const {
+  if (!allows(value)) return value;
+  if (type == SwitchType::Float) {
+    double v = 0;
+    finite_number(value, v);
+    if (v == 0) v = 0;  // -0 runs as 0
+    // The shortest text that reads back as the same double: equal numbers, equal text.
+    char text[32];
+    for (int digits = 1; digits <= 17; ++digits) {
+      std::snprintf(text, sizeof text, "%.*g", digits, v);
+      double back = 0;
+      if (finite_number(text, back) && back == v) break;
+    }
+    return text;
+  }
+  if (type == SwitchType::Int) {
+    long long v = 0;
+    whole_int(value, v);
+    return std::to_string(v);
+  }
+  return value;  // Bool and Enum: one of the choices, spelled as the table spells it
+}
+
 std::vector<std::string> SwitchInfo::picker_values() const {
   if (type == SwitchType::Float) return {default_value};
   if (!choices.empty()) return choices;

@@ -27,6 +27,10 @@ struct SwitchInfo {
   std::string values() const;    // the allowed values as text: "0|1", "1|2|4", "16..4096", "float"
   bool allows(const std::string& value) const;
   std::string expected() const;  // "one of 0|1", "an integer in 16..4096", "a finite number"
+  // The value as its type reads it, in one spelling, so that two configurations compare by what
+  // they run rather than by how they were typed: an Int "016" is "16", a Float "0.50" or "5e-1"
+  // is "0.5". A value the switch does not allow is returned as given (checking is allows()'s job).
+  std::string canonical(const std::string& value) const;
   // What a picker offers: every choice; for a range its ends and the default between them; for a
   // number its default.
   std::vector<std::string> picker_values() const;

@@ -57,6 +57,30 @@ TEST(SwitchValues, TheBackendReadsTypedValuesWithTheTableDefaults) {
             "toy backend: unknown switch 'rowz' (offered: flag, rows, ubatch, kind, noise)");
 }
 
+// Two configurations compare by what they run: a number spelled two ways is one value.
+TEST(SwitchValues, CanonicalIsOneSpellingPerTypedValue) {
+  const SwitchInfo& flag = kOffered[0];
+  const SwitchInfo& rows = kOffered[1];
+  const SwitchInfo& ubatch = kOffered[2];
+  const SwitchInfo& kind = kOffered[3];
+  const SwitchInfo& noise = kOffered[4];
+  EXPECT_EQ(ubatch.canonical("0512"), "512");
+  EXPECT_EQ(ubatch.canonical("512"), "512");
+  EXPECT_EQ(noise.canonical("0.50"), "0.5");
+  EXPECT_EQ(noise.canonical("5e-1"), "0.5");
+  EXPECT_EQ(noise.canonical("-0"), "0");
+  EXPECT_EQ(noise.canonical(noise.default_value), "0");
+  EXPECT_EQ(noise.canonical("0.1"), "0.1");
+  EXPECT_EQ(noise.canonical("0.30000000000000004"), "0.30000000000000004");  // not 0.3: another double
+  EXPECT_EQ(flag.canonical("1"), "1");
+  EXPECT_EQ(rows.canonical("8"), "8");
+  EXPECT_EQ(kind.canonical("y"), "y");
+  // Values the table refuses are left as given, for the table's error to name.
+  EXPECT_EQ(flag.canonical("on"), "on");
+  EXPECT_EQ(rows.canonical("08"), "08");
+  EXPECT_EQ(ubatch.canonical("8"), "8");
+}
+
 TEST(SwitchValues, TablesDescribeThemselvesForTheStoreAndThePicker) {
   EXPECT_EQ(kOffered[0].values(), "0|1");
   EXPECT_EQ(kOffered[2].values(), "16..4096");

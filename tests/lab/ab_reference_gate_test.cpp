@@ -29,8 +29,12 @@ Store::Options no_import() {
 
 TEST(AbReferenceGate, AnExactBIsNotBlamedForAnApproximateA) {
   auto model = test::make_toy_model();
+  // B's logit_noise=0 is the toy's default, so B would be the reference itself: a reference with
+  // a delay (the same logits) keeps both sides judged against a reference run apart.
+  AbParams p = toy_params();
+  p.reference = LabConfig::parse("backend=toy-gate,opt.delay_us=1");
   const AbResult r = run_ab(LabConfig::parse("backend=toy-gate,opt.logit_noise=0.5"),
-                            LabConfig::parse("backend=toy-gate,opt.logit_noise=0"), model, toy_params());
+                            LabConfig::parse("backend=toy-gate,opt.logit_noise=0"), model, p);
   EXPECT_FALSE(r.b_vs_a.pass) << "the noisy A and the exact B should differ: " << r.b_vs_a.summary();
   ASSERT_TRUE(r.a_vs_reference && r.b_vs_reference);
   EXPECT_FALSE(r.a_vs_reference->pass) << r.a_vs_reference->summary();

@@ -32,10 +32,7 @@ ExperimentProgress one_bar(const ProgressFn& progress) {
   return p;
 }
 
-}  // namespace
-
-DecodeProxyOutcome run_decode_proxy_session(const LabRequest& request, const DecodeProxyParams& params,
-                                            const ProgressFn& progress) {
+ExperimentRequest decode_proxy_request(const LabRequest& request, const DecodeProxyParams& params) {
   ExperimentRequest e = request_for(request, Measurement::DecodeProxy);
   e.decode_tokens = params.decode_tokens;
   e.prompt_tokens = params.prompt_tokens;
@@ -43,8 +40,23 @@ DecodeProxyOutcome run_decode_proxy_session(const LabRequest& request, const Dec
   e.warmup = params.warmup;
   e.warm_repeats = params.warm_repeats;
   e.machine_probe = params.machine_probe;
-  ExperimentOutcome o = run_experiment(e, one_bar(progress));
+  return e;
+}
+
+}  // namespace
+
+DecodeProxyOutcome run_decode_proxy_session(const LabRequest& request, const DecodeProxyParams& params,
+                                            const ProgressFn& progress) {
+  ExperimentOutcome o = run_experiment(decode_proxy_request(request, params), one_bar(progress));
   return {o.run_id, std::move(o.decode_proxy), o.backend, o.passport.device.name, o.load_ms};
+}
+
+DepthSweepOutcome run_depth_sweep_session(const LabRequest& request, const DecodeProxyParams& params,
+                                          const std::vector<int>& depths, const ProgressFn& progress) {
+  ExperimentRequest e = decode_proxy_request(request, params);
+  e.depths = depths;
+  ExperimentOutcome o = run_experiment(e, one_bar(progress));
+  return {std::move(o.depth_sweep), o.backend, o.passport.device.name, o.load_ms};
 }
 
 TimelineOutcome run_timeline_session(const LabRequest& request, const TimelineParams& params,

@@ -7,6 +7,7 @@
 
 #include "engine/common/progress.h"
 #include "engine/lab/decode_proxy.h"
+#include "engine/lab/experiment.h"
 #include "engine/lab/timeline_run.h"
 
 namespace p64 {
@@ -30,6 +31,13 @@ struct DecodeProxyOutcome {
   double load_ms = 0;
 };
 
+// A depth sweep: one decode-proxy per depth on one backend load, one stored run each.
+struct DepthSweepOutcome {
+  std::vector<DepthPoint> points;  // in the order the depths were given
+  std::string backend, device;
+  double load_ms = 0;
+};
+
 struct TimelineOutcome {
   int64_t run_id = 0;
   TimelineResult result;
@@ -38,6 +46,9 @@ struct TimelineOutcome {
 
 DecodeProxyOutcome run_decode_proxy_session(const LabRequest& request, const DecodeProxyParams& params,
                                             const ProgressFn& progress);
+// `params.prompt_tokens` is unused: each depth is its own prompt length.
+DepthSweepOutcome run_depth_sweep_session(const LabRequest& request, const DecodeProxyParams& params,
+                                          const std::vector<int>& depths, const ProgressFn& progress);
 TimelineOutcome run_timeline_session(const LabRequest& request, const TimelineParams& params,
                                      const ProgressFn& progress);
 

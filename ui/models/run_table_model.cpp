@@ -60,7 +60,12 @@ QVariant RunTableModel::data(const QModelIndex& index, int role) const {
       if (row->decode_median <= 0) return QString("—");
       return QString("%1 (%2–%3)").arg(row->decode_median, 0, 'f', 2).arg(row->decode_min, 0, 'f', 2).arg(row->decode_max, 0, 'f', 2);
     case kStarted: return qs(r.started_at);
-    case kLabel: return r.imported ? QString("%1 [imported]").arg(qs(r.label)) : qs(r.label);
+    case kLabel: {
+      QString label = r.imported ? QString("%1 [imported]").arg(qs(r.label)) : qs(r.label);
+      // A sweep's runs share one label: the depth tells them apart.
+      if (row->depth) label += QString(label.isEmpty() ? "depth %1" : " (depth %1)").arg(*row->depth);
+      return label;
+    }
   }
   return {};
 }

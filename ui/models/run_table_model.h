@@ -20,6 +20,7 @@ class RunTableModel : public QAbstractTableModel {
 
   void set_rows(std::vector<RunRow> rows);
   const RunRow* row_at(int row) const;
+  const std::vector<RunRow>& rows() const { return rows_; }
   int row_of_run(int64_t run_id) const;  // -1 when absent
 
   int rowCount(const QModelIndex& parent = {}) const override;

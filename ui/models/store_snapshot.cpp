@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/lab/depth_sweep.h"
 #include "engine/lab/store.h"
 
 namespace p64::ui {
@@ -29,6 +30,7 @@ std::vector<RunRow> load_run_rows(const Store& store) {
     RunRow row;
     row.model_name = names.value(r.model_id);
     summary_decode_figures(r.summary_json, &row.decode_median, &row.decode_min, &row.decode_max);
+    row.depth = stored_depth(r.params_json);
     row.run = std::move(r);
     rows.push_back(std::move(row));
   }

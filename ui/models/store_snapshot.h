@@ -5,6 +5,7 @@
 #include <QString>
 #include <QStringList>
 
+#include <optional>
 #include <vector>
 
 #include "engine/lab/store_types.h"
@@ -19,6 +20,7 @@ struct RunRow {
   RunRecord run;
   QString model_name;  // the model's name (or file name); empty when the run has none
   double decode_median = 0, decode_min = 0, decode_max = 0;  // from summary_json; 0 when absent
+  std::optional<int> depth;  // a depth sweep's run: its depth (params_json); the label shows it
 };
 
 struct OptimisationRow {

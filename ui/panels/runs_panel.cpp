@@ -1,5 +1,7 @@
 #include "ui/panels/runs_panel.h"
 
+#include <QChart>
+#include <QChartView>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFileInfo>
@@ -19,9 +21,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/error.h"
+#include "engine/lab/depth_sweep.h"
 #include "ui/app/lab_sessions.h"
 #include "ui/app/workbench.h"
 #include "ui/jobs/store_job.h"
+#include "ui/charts/depth_chart.h"
+#include "ui/models/depth_sweep_points.h"
 #include "ui/models/key_value_model.h"
 #include "ui/models/passport_model.h"
 #include "ui/models/run_table_model.h"
@@ -70,6 +76,10 @@ RunsPanel::RunsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   prompt_ = make_spin_box(1, 4096, 32, form_box);
   reps_ = make_spin_box(1, 100, 2, form_box);
   warmup_ = make_spin_box(0, 20, 1, form_box);
+  depths_ = new QLineEdit(form_box);
+  depths_->setPlaceholderText(tr("optional: 0,512,4096 — a depth sweep"));
+  depths_->setToolTip(tr("decode-proxy after a prefill of each depth, as llama-bench -d: one stored run per depth, "
+                         "each depth in place of the prompt tokens"));
   label_ = new QLineEdit(form_box);
   label_->setPlaceholderText(tr("optional, e.g. the plan's stage name"));
   start_ = new QPushButton(tr("Start"), form_box);
@@ -87,6 +97,7 @@ RunsPanel::RunsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   form->addRow(tr("Config:"), config_);
   form->addRow(tr("Decode tokens:"), tokens_);
   form->addRow(tr("Prompt tokens:"), prompt_);
+  form->addRow(tr("Depths:"), depths_);
   form->addRow(tr("Measured runs:"), reps_);
   form->addRow(tr("Warm-up runs:"), warmup_);
   form->addRow(tr("Label:"), label_);
@@ -123,6 +134,10 @@ RunsPanel::RunsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   detail_tabs_->addTab(make_table(samples_, this, TableSelection::OneRow), tr("Samples"));
   detail_tabs_->addTab(make_table(details_, this, TableSelection::OneRow), tr("Options and summary"));
   detail_tabs_->addTab(make_table(passport_, this, TableSelection::OneRow), tr("Passport"));
+  depth_view_ = new QChartView(new QChart, this);
+  depth_view_->setRenderHint(QPainter::Antialiasing);
+  fill_depth_chart(depth_view_->chart(), {});
+  detail_tabs_->addTab(depth_view_, tr("Depth sweep"));
 
   auto* history = new QWidget(this);
   auto* history_layout = new QVBoxLayout(history);
@@ -143,6 +158,9 @@ RunsPanel::RunsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
     kind_->currentIndex() == 0 ? start_decode_proxy() : start_timeline();
   });
   connect(cancel_, &QPushButton::clicked, this, &RunsPanel::cancel_session);
+  // A sweep's depths are its prompt lengths.
+  connect(depths_, &QLineEdit::textChanged, this,
+          [this](const QString& text) { prompt_->setEnabled(text.trimmed().isEmpty()); });
   connect(kind_filter_, &QComboBox::currentIndexChanged, this, [this](int i) {
     filter_->set_kind(i <= 0 ? std::nullopt : std::optional<RunKind>(static_cast<RunKind>(kind_filter_->itemData(i).toInt())));
   });
@@ -207,6 +225,7 @@ void RunsPanel::show_run(const QModelIndex& proxy_index) {
   const RunRow* row = runs_->row_at(filter_->mapToSource(proxy_index).row());
   if (!row) return;
   const RunRecord run = row->run;
+  show_sweep(stored_sweep_points(runs_->rows(), run));  // empty for a run of no sweep: the chart says so
   query_store<RunDetail>(
       wb_, this, tr("Reading run %1").arg(run.id),
       [run](Store& s) {
@@ -276,9 +295,22 @@ void RunsPanel::cancel_session() {
   if (session_) session_->cancel();
 }
 
+void RunsPanel::show_sweep(const std::vector<DepthSweepPoint>& points) {
+  fill_depth_chart(depth_view_->chart(), points);
+}
+
 void RunsPanel::start_decode_proxy() {
   if (session_) return;
   kind_->setCurrentIndex(0);
+  if (!depths_->text().trimmed().isEmpty()) {
+    try {
+      start_depth_sweep(parse_depths(depths_->text().toStdString()));
+    } catch (const Error& e) {
+      hint_shown_ = false;
+      result_->setText(tr("<b>Depths:</b> %1").arg(QString::fromStdString(e.what()).toHtmlEscaped()));
+    }
+    return;
+  }
   LabRequest req{wb_.model_path().toStdString(), wb_.model(), config_->text().toStdString(),
                  wb_.store_path().toStdString(), label_->text().toStdString()};
   DecodeProxyParams params;
@@ -313,6 +345,49 @@ void RunsPanel::start_decode_proxy() {
     Q_EMIT session_finished(out->run_id);
   });
   begin_session(job);
+}
+
+void RunsPanel::start_depth_sweep(const std::vector<int>& depths) {
+  LabRequest req{wb_.model_path().toStdString(), wb_.model(), config_->text().toStdString(),
+                 wb_.store_path().toStdString(), label_->text().toStdString()};
+  DecodeProxyParams params;
+  params.decode_tokens = tokens_->value();
+  params.runs = reps_->value();
+  params.warmup = warmup_->value();
+  auto out = std::make_shared<DepthSweepOutcome>();
+  auto* job = new Job(tr("depth sweep %1").arg(QFileInfo(wb_.model_path()).fileName()),
+                      [req, params, depths, out](const ProgressFn& progress, Job&) {
+                        *out = run_depth_sweep_session(req, params, depths, progress);
+                      });
+  connect(job, &Job::succeeded, this, [this, out] {
+    std::vector<DepthSweepPoint> points;
+    QStringList runs;
+    for (const DepthPoint& p : out->points) {
+      points.push_back(depth_sweep_point(p.depth, p.run_id, p.summary));
+      runs << QString::number(p.run_id);
+    }
+    result_->setText(tr("<b>depth sweep</b> on %1 (%2): %3. Stored as runs %4.")
+                         .arg(QString::fromStdString(out->backend), QString::fromStdString(out->device).toHtmlEscaped(),
+                              describe_sweep(points).toHtmlEscaped(), runs.join(", ")));
+    show_sweep(points);
+    detail_tabs_->setCurrentWidget(depth_view_);
+    if (!out->device.empty()) wb_.set_device(QString::fromStdString(out->device));
+    const qint64 last = out->points.empty() ? 0 : out->points.back().run_id;
+    pending_select_ = last;
+    Q_EMIT wb_.store_written();
+    Q_EMIT session_finished(last);
+  });
+  begin_session(job);
+  // Connected after begin_session's handlers, so these words are the last: a sweep stores each
+  // depth as it finishes, so a stop part-way keeps the depths before it.
+  connect(job, &Job::cancelled, this, [this] {
+    result_->setText(tr("Cancelled; the depths measured before were stored, one run each."));
+    Q_EMIT wb_.store_written();
+  });
+  connect(job, &Job::failed, this, [this] {
+    result_->setText(result_->text() + tr(" Depths measured before the failure, if any, were stored, one run each."));
+    Q_EMIT wb_.store_written();
+  });
 }
 
 void RunsPanel::start_timeline() {

@@ -1,8 +1,11 @@
 #pragma once
 #include <QPointer>
 
+#include <vector>
+
 #include "ui/panels/panel.h"
 
+class QChartView;
 class QCheckBox;
 class QComboBox;
 class QLabel;
@@ -16,14 +19,16 @@ class QTabWidget;
 namespace p64::ui {
 
 class Job;
+struct DepthSweepPoint;
 class KeyValueModel;
 class PassportModel;
 class RunFilterProxy;
 class RunTableModel;
 class SampleTableModel;
 
-// Start decode-proxy and timeline sessions (model, backend config, tokens, runs) with progress
-// and cancel; browse the store's runs (filter, sort) and one run's samples, options, passport.
+// Start decode-proxy and timeline sessions (model, backend config, tokens, runs; a decode-proxy
+// over several depths is a depth sweep) with progress and cancel; browse the store's runs (filter,
+// sort) and one run's samples, options, passport, and the depth sweep it belongs to as a chart.
 class RunsPanel : public Panel {
   Q_OBJECT
  public:
@@ -39,6 +44,8 @@ class RunsPanel : public Panel {
   QSpinBox* prompt_box() const { return prompt_; }
   QSpinBox* runs_box() const { return reps_; }
   QSpinBox* warmup_box() const { return warmup_; }
+  QLineEdit* depth_edit() const { return depths_; }
+  QChartView* depth_chart() const { return depth_view_; }
   QLineEdit* config_edit() const { return config_; }
   QLabel* result_label() const { return result_; }
   bool session_running() const { return !session_.isNull(); }
@@ -59,6 +66,8 @@ class RunsPanel : public Panel {
   void begin_session(Job* job);
   void show_hint();  // what to do next, while no session's outcome is shown
   void show_run(const QModelIndex& proxy_index);
+  void start_depth_sweep(const std::vector<int>& depths);
+  void show_sweep(const std::vector<DepthSweepPoint>& points);
 
   RunTableModel* runs_;
   RunFilterProxy* filter_;
@@ -71,6 +80,7 @@ class RunsPanel : public Panel {
   QSpinBox* prompt_;
   QSpinBox* reps_;
   QSpinBox* warmup_;
+  QLineEdit* depths_;
   QLineEdit* label_;
   QPushButton* start_;
   QPushButton* cancel_;
@@ -81,6 +91,7 @@ class RunsPanel : public Panel {
   QCheckBox* imported_;
   QTableView* table_;
   QTabWidget* detail_tabs_;
+  QChartView* depth_view_;
   QPointer<Job> session_;
   qint64 pending_select_ = 0;
   bool hint_shown_ = false;
