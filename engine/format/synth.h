@@ -18,8 +18,10 @@ namespace p64 {
 // quantized blocks directly, in parallel.
 
 // Names of the presets: llama-3.2-3b, llama-3.2-1b, llama-3.1-8b, smollm2-360m, smollm2-135m,
-// tiny (64 wide: every matrix falls back to a 32-block type), tiny-k (256 wide with a 320 FFN,
-// so a Q4_K_M mix holds Q4_K, Q6_K, Q5_0 and Q8_0 tensors).
+// qwen2.5-0.5b, qwen2.5-3b, qwen3-0.6b, qwen3-4b, tiny (64 wide: every matrix falls back to a
+// 32-block type), tiny-k (256 wide with a 320 FFN, so a Q4_K_M mix holds Q4_K, Q6_K, Q5_0 and
+// Q8_0 tensors), tiny-qwen2 and tiny-qwen3 (tiny's width in those architectures; tiny-qwen3's
+// head_dim is not n_embd / n_head).
 std::vector<std::string> synth_preset_names();
 // Hyperparameters of a preset; throws p64::Error listing the known names.
 HParams synth_preset(std::string_view name);
@@ -34,6 +36,8 @@ enum class SynthRole {
   Matrix,     // random weights, std about 0.02
   Norm,       // F32 ones
   RopeFreqs,  // F32 llama3 frequency factors
+  Bias,       // F32 random, std 0.5: large enough that a forward pass without it decodes other tokens
+  HeadNorm,   // F32 random in [0.5, 1.5): per-head q/k norm weights a kernel must not take for ones
 };
 
 struct SynthTensor {
