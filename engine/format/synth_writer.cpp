@@ -13,9 +13,10 @@
 namespace p64 {
 namespace {
 
-constexpr float kWeightStd = 0.02f;  // the spread of a trained Llama's projection weights
 
-constexpr float kBiasStd = 0.5f;
+// Biases spread four times the weights: a q/k/v bias then moves each head's values about as
+// much as its inputs do, so a forward pass that drops one decodes other tokens.
+constexpr float kBiasPerWeightStd = 4.0f;
 
 // The keys llama.cpp's loader reads for the architecture, spelled by its table.
 void add_model_metadata(GgufWriter& w, const SynthPlan& plan) {
@@ -97,9 +98,9 @@ GgufWriter make_synth_writer(const SynthPlan& plan, const SynthOptions& options)
         break;
       }
       case SynthRole::Bias:
-        fill = [n = t.ne[0], ti, seed = options.seed](uint8_t* dst, int64_t, int64_t) {
+        fill = [n = t.ne[0], ti, seed = options.seed, std = options.weight_std](uint8_t* dst, int64_t, int64_t) {
           synth_detail::Rng rng(synth_detail::row_seed(seed, ti, 0));
-          synth_detail::fill_random_row(DType::F32, dst, n, rng, kBiasStd);
+          synth_detail::fill_random_row(DType::F32, dst, n, rng, kBiasPerWeightStd * std);
         };
         break;
       case SynthRole::HeadNorm:
@@ -110,10 +111,11 @@ GgufWriter make_synth_writer(const SynthPlan& plan, const SynthOptions& options)
         };
         break;
       case SynthRole::Matrix:
-        fill = [type = t.type, n = t.ne[0], row_bytes, ti, seed = options.seed](uint8_t* dst, int64_t first, int64_t rows) {
+        fill = [type = t.type, n = t.ne[0], row_bytes, ti, seed = options.seed, std = options.weight_std](
+                   uint8_t* dst, int64_t first, int64_t rows) {
           for (int64_t r = 0; r < rows; ++r) {
             synth_detail::Rng rng(synth_detail::row_seed(seed, ti, first + r));
-            synth_detail::fill_random_row(type, dst + static_cast<uint64_t>(r) * row_bytes, n, rng, kWeightStd);
+            synth_detail::fill_random_row(type, dst + static_cast<uint64_t>(r) * row_bytes, n, rng, std);
           }
         };
         break;
