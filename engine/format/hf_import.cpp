@@ -77,10 +77,24 @@ HParams hf_hparams(const json& c, const std::string& path) {
   hp.rope_dim = hp.head_dim;
   hp.n_ctx_train = u32(k.n_ctx_train, 0);
   hp.rms_eps = f32(k.rms_eps, 1e-6f);
-  hp.rope_base = f32(k.rope_base, 10000.0f);
+  // transformers 5 writes rope_theta and the scaling block together, as rope_parameters.
+  const char* rope_block = c.contains("rope_scaling") && c["rope_scaling"].is_object()         ? "rope_scaling"
+                           : c.contains("rope_parameters") && c["rope_parameters"].is_object() ? "rope_parameters"
+                                                                                                : nullptr;
+  float rope_theta = 10000.0f;
+  if (rope_block && c[rope_block].contains("rope_theta")) {
+    if (!c[rope_block]["rope_theta"].is_number()) fail(std::string(rope_block) + ".rope_theta", "not a number");
+    rope_theta = c[rope_block]["rope_theta"].get<float>();
+  }
+  hp.rope_base = f32(k.rope_base, rope_theta);
   hp.tied_output = c.value("tie_word_embeddings", false);
-  if (c.contains("rope_scaling") && c["rope_scaling"].is_object()) {
-    const json& rs = c["rope_scaling"];
+  // transformers 5 names each layer's attention; a sliding-window layer is not implemented.
+  if (c.contains("layer_types") && c["layer_types"].is_array())
+    for (const json& t : c["layer_types"])
+      if (!t.is_string() || t.get<std::string>() != "full_attention")
+        fail("layer_types", "a layer of type " + t.dump() + " is not supported (full_attention only)");
+  if (rope_block) {
+    const json& rs = c[rope_block];
     std::string type = rs.value("rope_type", rs.value("type", ""));
     auto rf = [&](const char* k, float d) { return rs.contains(k) && rs[k].is_number() ? rs[k].get<float>() : d; };
     RopeScaling& s = hp.rope_scaling;
@@ -90,13 +104,13 @@ HParams hf_hparams(const json& c, const std::string& path) {
       s.low_freq_factor = rf("low_freq_factor", 1.0f);
       s.high_freq_factor = rf("high_freq_factor", 4.0f);
       const float original = rf("original_max_position_embeddings", 8192.0f);
-      if (!(original >= 1.0f && original <= 1e9f)) fail("rope_scaling", "original_max_position_embeddings is out of range");
+      if (!(original >= 1.0f && original <= 1e9f)) fail(rope_block, "original_max_position_embeddings is out of range");
       s.original_context = static_cast<uint32_t>(original);
     } else if (type == "linear") {
       s.type = RopeScalingType::Linear;
       s.factor = rf("factor", 1.0f);
     } else if (type != "default" && !type.empty()) {
-      fail("rope_scaling", "type '" + type + "' is not supported (llama3, linear)");
+      fail(rope_block, "type '" + type + "' is not supported (llama3, linear)");
     }
   }
   // Llama's Q/K rows are permuted to adjacent pairs below; the others keep HF's halves.
