@@ -207,7 +207,7 @@ P64Contents parse_p64(const MappedFile& map) {
     }
     if (next != c.tensors.size()) fail("layer schedule", s.offset, "rows do not cover every tensor");
     if (!(h.flags & p64_flags::kLayerMajor))
-      fail("header", 8, "LAYER_MAJOR is not set; version 1 files are always layer-major");
+      fail("header", 8, "LAYER_MAJOR is not set; P64 files are always layer-major");
   }
   {
     const auto& s = section(P64SectionKind::Manifold);

@@ -142,9 +142,9 @@ class CpuBackend final : public Backend {
     matmul_ = std::make_unique<cpu::Matmul>(*pool_, isa_, sw.flag("int8_activations"));
     inv_freq_ = cpu::rope_inv_freq(hp_);
 
-    // Norm weights as floats (a few KiB); matrices stay in place in the model's memory.
-    // Biases and q/k norms likewise; empty where the architecture has none.
-    auto norm = [&](const TensorView* t) {
+    // Norm weights, biases and q/k norms as floats (a few KiB; empty where the architecture has
+    // none); matrices stay in place in the model's memory.
+    auto floats = [&](const TensorView* t) {
       if (!t) return std::vector<float>();
       std::vector<float> v(static_cast<size_t>(t->ne[0]));
       dot::dequantize_row(cpu::weight_matrix(*t), 0, v.data());
@@ -152,15 +152,15 @@ class CpuBackend final : public Backend {
     };
     for (auto* v : {&attn_norm_, &ffn_norm_, &bq_, &bk_, &bv_, &q_norm_, &k_norm_}) v->clear();
     for (const LayerWeights& l : model_->layers()) {
-      attn_norm_.push_back(norm(l.attn_norm));
-      ffn_norm_.push_back(norm(l.ffn_norm));
-      bq_.push_back(norm(l.bq));
-      bk_.push_back(norm(l.bk));
-      bv_.push_back(norm(l.bv));
-      q_norm_.push_back(norm(l.q_norm));
-      k_norm_.push_back(norm(l.k_norm));
+      attn_norm_.push_back(floats(l.attn_norm));
+      ffn_norm_.push_back(floats(l.ffn_norm));
+      bq_.push_back(floats(l.bq));
+      bk_.push_back(floats(l.bk));
+      bv_.push_back(floats(l.bv));
+      q_norm_.push_back(floats(l.q_norm));
+      k_norm_.push_back(floats(l.k_norm));
     }
-    out_norm_ = norm(&model_->output_norm());
+    out_norm_ = floats(&model_->output_norm());
 
     const size_t E = hp_.n_embd, Q = hp_.q_dim(), KV = hp_.kv_dim(), F = hp_.n_ff, B = kMaxBatch;
     // The allocations that grow with the context (the KV cache, each thread's attention scores)
