@@ -11,6 +11,7 @@
 #include "engine/common/error.h"
 #include "engine/format/gguf_model.h"
 #include "engine/format/gguf_reader.h"
+#include "engine/model/architecture.h"
 #include "engine/format/llama2c_reader.h"
 #include "engine/format/p64_reader.h"
 #include "engine/format/source_model.h"
@@ -150,11 +151,11 @@ ordered_json inspect_gguf_file(const std::string& path, bool all_metadata) {
     md[kv.key] = std::string(gguf_type_name(kv.value.type)) + " " + kv.value.summary(all_metadata ? 1u << 30 : 4);
   j["metadata"] = md;
   if (g.find("tokenizer.ggml.model")) j["tokenizer"] = vocab_json(gguf_vocabulary(g));
-  // Hyperparameters are read for the architecture the engine runs; a vocabulary-only file of
+  // Hyperparameters are read for the architectures the engine runs; a vocabulary-only file of
   // another family (gpt2, ...) is still shown, with its architecture named.
   const std::string arch = g.get_string_opt("general.architecture").value_or("llama");
   j["architecture"] = arch;
-  if (arch == "llama" && g.find("llama.embedding_length")) j["hparams"] = hparams_json(gguf_hparams(g));
+  if (find_architecture(arch) && g.find(arch + ".embedding_length")) j["hparams"] = hparams_json(gguf_hparams(g));
   ordered_json ts = ordered_json::array();
   for (const auto& t : g.tensors())
     ts.push_back({{"name", t.name}, {"dtype", std::string(dtype_name(t.dtype))}, {"shape", shape_of(t.n_dims, t.ne)},

@@ -18,6 +18,7 @@ struct SynthArgs {
   std::string quant = "Q4_K_M";
   std::string out;
   uint64_t seed = 1;
+  float weight_std = 0.02f;
   std::string vocab;
   int threads = 0;
   bool quiet = false;
@@ -28,6 +29,7 @@ void run_synth(const SynthArgs& a) {
   const SynthPlan plan = plan_synth(synth_preset(a.preset), synth_quant_from_name(a.quant));
   SynthOptions opt;
   opt.seed = a.seed;
+  opt.weight_std = a.weight_std;
   opt.vocab_path = a.vocab;
   opt.threads = a.threads;
   opt.output.replace_existing = a.force;
@@ -60,6 +62,10 @@ const CommandRegistration reg(60, [](CLI::App& root) {
   c->add_option("--quant", args->quant, "tensor-type mix: Q4_K_M, Q8_0 or F16")->capture_default_str();
   c->add_option("-o,--output", args->out, "output .gguf path (a new file unless --force)")->required();
   c->add_option("--seed", args->seed, "random seed (same seed, same bytes)")->capture_default_str();
+  c->add_option("--weight-std", args->weight_std,
+                "spread of the random matrix values (a trained model's 0.02; 1/sqrt(width) for greedy-text comparisons)")
+      ->capture_default_str()
+      ->check(finite_number(0, false, 1, true));
   c->add_option("--vocab", args->vocab, "Llama 3 tokenizer (tiktoken llama3_tokenizer.model) to embed instead of a synthetic vocabulary")
       ->capture_default_str();
   c->add_option("--threads", args->threads, threads_help("worker threads (0 = all cores)"))

@@ -7,6 +7,7 @@
 
 #include "engine/common/error.h"
 #include "engine/format/model_limits.h"
+#include "engine/model/architecture.h"
 #include "engine/quant/quant.h"
 
 namespace p64 {
@@ -50,6 +51,11 @@ P64Image plan_conversion(const SourceModel& src, const ConvertOptions& o, Conver
   std::vector<std::string> names;
   for (const P64TensorSource& t : src.tensors) names.push_back(t.name);
   check_layers_present(src.path, hparams_fields(src.kind, src.hparams.arch).n_layer, src.hparams.n_layer, names);
+  // The architecture's tensors, named in the user's file rather than in a P64 that will not open.
+  validate(src.hparams, src.path);
+  std::vector<TensorShapeRef> shapes;
+  for (const P64TensorSource& t : src.tensors) shapes.push_back({t.name, t.n_dims, t.ne});
+  if (const std::string why = arch_tensors_problem(src.hparams, shapes); !why.empty()) throw Error(src.path + ": " + why);
   P64Image img;
   img.hparams = src.hparams;
   img.vocab = src.vocab;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/format/model_limits.h"
+#include "engine/model/architecture.h"
 
 namespace p64 {
 namespace {
@@ -32,41 +33,44 @@ std::optional<uint32_t> uniform_u32(const GgufFile& f, const std::string& key) {
 HParams gguf_hparams(const GgufFile& f) {
   HParams hp;
   hp.arch = f.get_string_opt("general.architecture").value_or("llama");
-  if (hp.arch != "llama")
+  const Architecture* arch = find_architecture(hp.arch);
+  if (!arch)
     f.fail("metadata", f.find_kv("general.architecture")->offset,
-           "general.architecture '" + hp.arch + "' is not supported (only llama)");
-  const std::string a = hp.arch + ".";
+           "general.architecture '" + hp.arch + "' is not supported (" + architecture_names() + ")");
+  // Every key of the architecture's table, as this file spells it: "<arch>.<key>".
+  const ArchKeys& k = arch->gguf;
+  auto key = [&](std::string_view suffix) { return hp.arch + "." + std::string(suffix); };
   hp.name = f.get_string_opt("general.name").value_or("");
-  hp.n_embd = f.get_u32(a + "embedding_length");
-  hp.n_layer = f.get_u32(a + "block_count");
-  hp.n_head = uniform_u32(f, a + "attention.head_count").value_or(0);
-  if (!f.find_kv(a + "attention.head_count")) f.get_u32(a + "attention.head_count");  // names the missing key
-  hp.n_head_kv = uniform_u32(f, a + "attention.head_count_kv").value_or(hp.n_head);
-  hp.n_ff = uniform_u32(f, a + "feed_forward_length").value_or(0);
-  hp.head_dim = f.get_u32_opt(a + "attention.key_length").value_or(hp.n_head ? hp.n_embd / hp.n_head : 0);
-  if (auto vl = f.get_u32_opt(a + "attention.value_length"); vl && *vl != hp.head_dim)
-    f.fail("metadata", f.find_kv(a + "attention.value_length")->offset,
-           "attention.value_length " + std::to_string(*vl) + " differs from key_length " + std::to_string(hp.head_dim) +
-               "; not supported");
-  hp.rope_dim = f.get_u32_opt(a + "rope.dimension_count").value_or(hp.head_dim);
-  hp.rope_base = f.get_f32_opt(a + "rope.freq_base").value_or(10000.0f);
-  hp.rms_eps = f.get_f32_opt(a + "attention.layer_norm_rms_epsilon").value_or(1e-5f);
-  hp.n_ctx_train = f.get_u32_opt(a + "context_length").value_or(0);
+  hp.n_embd = f.get_u32(key(k.n_embd));
+  hp.n_layer = f.get_u32(key(k.n_layer));
+  hp.n_head = uniform_u32(f, key(k.n_head)).value_or(0);
+  if (!f.find_kv(key(k.n_head))) f.get_u32(key(k.n_head));  // names the missing key
+  hp.n_head_kv = uniform_u32(f, key(k.n_head_kv)).value_or(hp.n_head);
+  hp.n_ff = uniform_u32(f, key(k.n_ff)).value_or(0);
+  hp.head_dim = f.get_u32_opt(key(k.head_dim)).value_or(hp.n_head ? hp.n_embd / hp.n_head : 0);
+  if (auto vl = f.get_u32_opt(key(k.value_length)); vl && *vl != hp.head_dim)
+    f.fail("metadata", f.find_kv(key(k.value_length))->offset,
+           std::string(k.value_length) + " " + std::to_string(*vl) + " differs from " + std::string(k.head_dim) + " " +
+               std::to_string(hp.head_dim) + "; not supported");
+  hp.rope_dim = f.get_u32_opt(key(k.rope_dim)).value_or(hp.head_dim);
+  hp.rope_base = f.get_f32_opt(key(k.rope_base)).value_or(10000.0f);
+  hp.rms_eps = f.get_f32_opt(key(k.rms_eps)).value_or(1e-5f);
+  hp.n_ctx_train = f.get_u32_opt(key(k.n_ctx_train)).value_or(0);
   hp.file_type = f.get_u32_opt("general.file_type").value_or(0);
 
-  if (auto st = f.get_string_opt(a + "rope.scaling.type")) {
-    const GgufKV* kv = f.find_kv(a + "rope.scaling.type");
+  if (auto st = f.get_string_opt(key(k.rope_scaling_type))) {
+    const GgufKV* kv = f.find_kv(key(k.rope_scaling_type));
     if (*st == "linear") hp.rope_scaling.type = RopeScalingType::Linear;
     else if (*st == "none") hp.rope_scaling.type = RopeScalingType::None;
     else if (*st == "llama3") hp.rope_scaling.type = RopeScalingType::Llama3;
-    else f.fail("metadata", kv->offset, "rope.scaling.type '" + *st + "' is not supported");
+    else f.fail("metadata", kv->offset, std::string(k.rope_scaling_type) + " '" + *st + "' is not supported");
   }
-  if (auto fac = f.get_f32_opt(a + "rope.scaling.factor")) {
+  if (auto fac = f.get_f32_opt(key(k.rope_scaling_factor))) {
     hp.rope_scaling.factor = *fac;
     // Older files give only a factor; a factor other than 1 without a type means linear.
-    if (!f.find_kv(a + "rope.scaling.type") && *fac != 1.0f && *fac != 0.0f) hp.rope_scaling.type = RopeScalingType::Linear;
+    if (!f.find_kv(key(k.rope_scaling_type)) && *fac != 1.0f && *fac != 0.0f) hp.rope_scaling.type = RopeScalingType::Linear;
   }
-  if (auto oc = f.get_u32_opt(a + "rope.scaling.original_context_length")) hp.rope_scaling.original_context = *oc;
+  if (auto oc = f.get_u32_opt(key(k.rope_original_context))) hp.rope_scaling.original_context = *oc;
 
   // llama.cpp expresses Llama 3.x frequency scaling as a tensor of per-frequency divisors.
   if (const GgufTensorInfo* rf = f.find_tensor("rope_freqs.weight")) {
@@ -79,7 +83,7 @@ HParams gguf_hparams(const GgufFile& f) {
 
   HParamsFields fields = hparams_fields("gguf", hp.arch);
   const GgufTensorInfo* emb = f.find_tensor("token_embd.weight");
-  if (auto vs = f.get_u32_opt(a + "vocab_size")) {
+  if (auto vs = f.get_u32_opt(key(k.n_vocab))) {
     hp.n_vocab = *vs;
   } else if (const GgufValue* toks = f.get_array_opt("tokenizer.ggml.tokens")) {
     hp.n_vocab = static_cast<uint32_t>(std::min<uint64_t>(toks->count, UINT32_MAX));
@@ -89,7 +93,7 @@ HParams gguf_hparams(const GgufFile& f) {
     fields.n_vocab = "token_embd.weight rows";
   }
   hp.tied_output = !f.tensors().empty() && !f.find_tensor("output.weight");
-  hp.rope_layout = RopeLayout::Adjacent;  // GGUF llama files are always stored with adjacent pairs
+  hp.rope_layout = arch->gguf_rope_layout;  // llama.cpp's rope type of the architecture
   check_hparams_bounds(hp, f.path(), fields);
   return hp;
 }

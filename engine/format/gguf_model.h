@@ -5,8 +5,9 @@
 
 namespace p64 {
 
-// Llama-family hyperparameters from a GGUF's `<arch>.*` keys (general.architecture, default
-// "llama"), the `rope_freqs` tensor and the presence of `output.weight`. Missing required keys
+// Hyperparameters from a GGUF's `<arch>.*` keys as the architecture's table spells them
+// (general.architecture, default "llama"; one the engine has no table for is a FormatError),
+// the `rope_freqs` tensor and the presence of `output.weight`. Missing required keys
 // (embedding_length, block_count, attention.head_count) are a FormatError ("metadata"); counts
 // over the limits of model_limits.h and bad RoPE or norm constants are an Error naming the key.
 // Otherwise the result is not validated (a vocabulary-only file may leave sizes at 0),

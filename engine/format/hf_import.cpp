@@ -16,6 +16,7 @@
 #include "engine/common/file_checks.h"
 #include "engine/format/model_limits.h"
 #include "engine/format/safetensors.h"
+#include "engine/model/architecture.h"
 #include "engine/model/hf_tokenizer_json.h"
 #include "engine/quant/quant.h"
 
@@ -39,7 +40,12 @@ json read_json(const fs::path& p) {
 
 HParams hf_hparams(const json& c, const std::string& path) {
   auto fail = [&](const std::string& key, const std::string& why) -> void { throw FormatError(path, "config", 0, key + ": " + why); };
-  auto u32 = [&](const char* key, std::optional<uint32_t> def) -> uint32_t {
+  const std::string model_type = c.value("model_type", "");
+  const Architecture* arch = find_hf_architecture(model_type);
+  if (!arch) fail("model_type", "'" + model_type + "' is not supported (" + architecture_names() + ")");
+  const ArchKeys& k = arch->hf;
+  auto u32 = [&](std::string_view key_name, std::optional<uint32_t> def) -> uint32_t {
+    const std::string key(key_name);
     if (!c.contains(key) || c[key].is_null()) {
       if (!def) fail(key, "missing");
       return *def;
@@ -47,29 +53,48 @@ HParams hf_hparams(const json& c, const std::string& path) {
     if (!c[key].is_number_unsigned() || c[key].get<uint64_t>() > 0xFFFFFFFFu) fail(key, "not an unsigned integer");
     return c[key].get<uint32_t>();
   };
-  auto f32 = [&](const char* key, float def) -> float {
+  auto f32 = [&](std::string_view key_name, float def) -> float {
+    const std::string key(key_name);
     if (!c.contains(key) || c[key].is_null()) return def;
     if (!c[key].is_number()) fail(key, "not a number");
     return c[key].get<float>();
   };
-  const std::string model_type = c.value("model_type", "");
-  if (model_type != "llama") fail("model_type", "'" + model_type + "' is not supported (llama)");
+  for (std::string_view flag : arch->hf_flags_off) {
+    const std::string key(flag);
+    if (c.contains(key) && !c[key].is_null() && !(c[key].is_boolean() && !c[key].get<bool>()))
+      fail(key, "is " + c[key].dump() + "; a " + model_type + " model with it is not supported");
+  }
   HParams hp;
+  hp.arch = std::string(arch->name);
   hp.name = c.value("_name_or_path", "");
-  hp.n_embd = u32("hidden_size", std::nullopt);
-  hp.n_layer = u32("num_hidden_layers", std::nullopt);
-  hp.n_head = u32("num_attention_heads", std::nullopt);
-  hp.n_head_kv = u32("num_key_value_heads", hp.n_head);
-  hp.n_ff = u32("intermediate_size", std::nullopt);
-  hp.n_vocab = u32("vocab_size", std::nullopt);
-  hp.head_dim = u32("head_dim", hp.n_head ? hp.n_embd / hp.n_head : 0);
+  hp.n_embd = u32(k.n_embd, std::nullopt);
+  hp.n_layer = u32(k.n_layer, std::nullopt);
+  hp.n_head = u32(k.n_head, std::nullopt);
+  hp.n_head_kv = u32(k.n_head_kv, hp.n_head);
+  hp.n_ff = u32(k.n_ff, std::nullopt);
+  hp.n_vocab = u32(k.n_vocab, std::nullopt);
+  hp.head_dim = u32(k.head_dim, hp.n_head ? hp.n_embd / hp.n_head : 0);
   hp.rope_dim = hp.head_dim;
-  hp.n_ctx_train = u32("max_position_embeddings", 0);
-  hp.rms_eps = f32("rms_norm_eps", 1e-6f);
-  hp.rope_base = f32("rope_theta", 10000.0f);
+  hp.n_ctx_train = u32(k.n_ctx_train, 0);
+  hp.rms_eps = f32(k.rms_eps, 1e-6f);
+  // transformers 5 writes rope_theta and the scaling block together, as rope_parameters.
+  const char* rope_block = c.contains("rope_scaling") && c["rope_scaling"].is_object()         ? "rope_scaling"
+                           : c.contains("rope_parameters") && c["rope_parameters"].is_object() ? "rope_parameters"
+                                                                                                : nullptr;
+  float rope_theta = 10000.0f;
+  if (rope_block && c[rope_block].contains("rope_theta")) {
+    if (!c[rope_block]["rope_theta"].is_number()) fail(std::string(rope_block) + ".rope_theta", "not a number");
+    rope_theta = c[rope_block]["rope_theta"].get<float>();
+  }
+  hp.rope_base = f32(k.rope_base, rope_theta);
   hp.tied_output = c.value("tie_word_embeddings", false);
-  if (c.contains("rope_scaling") && c["rope_scaling"].is_object()) {
-    const json& rs = c["rope_scaling"];
+  // transformers 5 names each layer's attention; a sliding-window layer is not implemented.
+  if (c.contains("layer_types") && c["layer_types"].is_array())
+    for (const json& t : c["layer_types"])
+      if (!t.is_string() || t.get<std::string>() != "full_attention")
+        fail("layer_types", "a layer of type " + t.dump() + " is not supported (full_attention only)");
+  if (rope_block) {
+    const json& rs = c[rope_block];
     std::string type = rs.value("rope_type", rs.value("type", ""));
     auto rf = [&](const char* k, float d) { return rs.contains(k) && rs[k].is_number() ? rs[k].get<float>() : d; };
     RopeScaling& s = hp.rope_scaling;
@@ -79,17 +104,18 @@ HParams hf_hparams(const json& c, const std::string& path) {
       s.low_freq_factor = rf("low_freq_factor", 1.0f);
       s.high_freq_factor = rf("high_freq_factor", 4.0f);
       const float original = rf("original_max_position_embeddings", 8192.0f);
-      if (!(original >= 1.0f && original <= 1e9f)) fail("rope_scaling", "original_max_position_embeddings is out of range");
+      if (!(original >= 1.0f && original <= 1e9f)) fail(rope_block, "original_max_position_embeddings is out of range");
       s.original_context = static_cast<uint32_t>(original);
     } else if (type == "linear") {
       s.type = RopeScalingType::Linear;
       s.factor = rf("factor", 1.0f);
     } else if (type != "default" && !type.empty()) {
-      fail("rope_scaling", "type '" + type + "' is not supported (llama3, linear)");
+      fail(rope_block, "type '" + type + "' is not supported (llama3, linear)");
     }
   }
-  hp.rope_layout = RopeLayout::Adjacent;  // after the Q/K permutation below
-  check_hparams_bounds(hp, path, hparams_fields("hf"));  // before the factors: their count is head_dim / 2
+  // Llama's Q/K rows are permuted to adjacent pairs below; the others keep HF's halves.
+  hp.rope_layout = arch->hf_permute_qk ? RopeLayout::Adjacent : RopeLayout::Halves;
+  check_hparams_bounds(hp, path, hparams_fields("hf", hp.arch));  // before the factors: their count is head_dim / 2
   const RopeScaling& s = hp.rope_scaling;
   if (s.type == RopeScalingType::Llama3)
     hp.rope_freq_factors = llama3_rope_freq_factors(hp.rope_base, hp.rope_dim, s.factor, s.low_freq_factor,
@@ -98,25 +124,20 @@ HParams hf_hparams(const json& c, const std::string& path) {
   return hp;
 }
 
-// HF tensor name -> GGUF name; "" to skip (RoPE caches); throws for names we do not know.
-std::string gguf_name(const std::string& hf, const std::string& path) {
-  static const std::map<std::string, std::string> kGlobal = {{"model.embed_tokens.weight", "token_embd.weight"},
-                                                            {"model.norm.weight", "output_norm.weight"},
-                                                            {"lm_head.weight", "output.weight"}};
-  static const std::map<std::string, std::string> kLayer = {
-      {"self_attn.q_proj.weight", "attn_q.weight"},   {"self_attn.k_proj.weight", "attn_k.weight"},
-      {"self_attn.v_proj.weight", "attn_v.weight"},   {"self_attn.o_proj.weight", "attn_output.weight"},
-      {"mlp.gate_proj.weight", "ffn_gate.weight"},    {"mlp.up_proj.weight", "ffn_up.weight"},
-      {"mlp.down_proj.weight", "ffn_down.weight"},    {"input_layernorm.weight", "attn_norm.weight"},
-      {"post_attention_layernorm.weight", "ffn_norm.weight"}};
-  if (auto it = kGlobal.find(hf); it != kGlobal.end()) return it->second;
+// HF tensor name -> GGUF name by the architecture's table; "" to skip (RoPE caches); throws
+// for names the table does not have.
+std::string gguf_name(const Architecture& arch, const std::string& hf, const std::string& path) {
+  for (const ArchTensor& t : arch.globals)
+    if (hf == t.hf) return std::string(t.gguf);
   static const std::regex kLayerRe(R"(model\.layers\.(\d+)\.(.+))");
   std::smatch m;
   if (std::regex_match(hf, m, kLayerRe)) {
-    if (m[2] == "self_attn.rotary_emb.inv_freq") return "";
-    if (auto it = kLayer.find(m[2]); it != kLayer.end()) return "blk." + m[1].str() + "." + it->second;
+    const std::string inner = m[2].str();
+    if (inner == "self_attn.rotary_emb.inv_freq") return "";
+    for (const ArchTensor& t : arch.block)
+      if (inner == t.hf) return "blk." + m[1].str() + "." + std::string(t.gguf);
   }
-  throw FormatError(path, "tensor data", 0, "tensor '" + hf + "' is not part of a Llama checkpoint");
+  throw FormatError(path, "tensor data", 0, "tensor '" + hf + "' is not part of a " + std::string(arch.name) + " checkpoint");
 }
 
 }  // namespace
@@ -164,6 +185,7 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
     throw FormatError(config_path.string(), "config", 0, std::string("a field has the wrong type: ") + e.what());
   }
   const HParams& hp = src.hparams;
+  const Architecture& arch = architecture(hp.arch, config_path.string());
 
   // Shards: the index's weight_map names the file of each tensor; a single file otherwise.
   std::vector<fs::path> shard_paths;
@@ -193,7 +215,7 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
     auto shard = std::make_shared<SafetensorsFile>(SafetensorsFile::open(sp.string()));
     src.keepalive.push_back(shard);
     for (const SafetensorsTensor& t : shard->tensors()) {
-      std::string name = gguf_name(t.name, sp.string());
+      std::string name = gguf_name(arch, t.name, sp.string());
       if (name.empty()) continue;
       if (name == "output.weight" && hp.tied_output) continue;  // some exports save the tied copy too
       if (!seen.insert(name).second) throw FormatError(sp.string(), "tensor data", 0, "tensor '" + t.name + "' appears in two shards");
@@ -202,8 +224,8 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
       s.dtype = t.dtype;
       s.n_dims = static_cast<uint32_t>(t.shape.size());
       for (size_t i = 0; i < t.shape.size(); ++i) s.ne[i] = t.shape[t.shape.size() - 1 - i];  // PyTorch -> GGML order
-      const bool is_q = name.find(".attn_q.weight") != std::string::npos;
-      const bool is_k = name.find(".attn_k.weight") != std::string::npos;
+      const bool is_q = arch.hf_permute_qk && name.find(".attn_q.weight") != std::string::npos;
+      const bool is_k = arch.hf_permute_qk && name.find(".attn_k.weight") != std::string::npos;
       const SafetensorsTensor* tp = &t;
       if (is_q || is_k) {
         const int64_t heads = is_q ? hp.n_head : hp.n_head_kv;
@@ -217,7 +239,7 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
             std::memcpy(dst + r * row_bytes, tp->data + static_cast<uint64_t>((*perm)[r]) * row_bytes, row_bytes);
         };
       } else if (s.n_dims == 1 && t.dtype != DType::F32) {
-        // Norm weights are F32 in every P64 (the decode profile requires it).
+        // Norm weights and biases are F32 in every P64 (the decode profile requires it).
         const DType from = t.dtype;
         s.dtype = DType::F32;
         const int64_t n = s.ne[0];

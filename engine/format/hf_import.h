@@ -6,12 +6,16 @@
 
 namespace p64 {
 
-// A Hugging Face Llama folder: config.json, model.safetensors or model.safetensors.index.json
-// with its shards (F32/F16/BF16), tokenizer.json (read by engine/model's
-// read_hf_tokenizer_json; `tokenizer_override` names another one). Tensors are renamed to
-// GGUF names and their shapes reversed to GGML order; 1-D norms become F32; the Q and K
-// projections' rows are permuted from HF's rotate-halves RoPE layout to adjacent pairs the way
-// llama.cpp's converter does, so the result is RopeLayout::Adjacent. A llama3 rope_scaling
+// A Hugging Face folder of an architecture of engine/model/architecture.h (config.json
+// model_type llama, qwen2, qwen3): config.json, model.safetensors or
+// model.safetensors.index.json with its shards (F32/F16/BF16), tokenizer.json (read by
+// engine/model's read_hf_tokenizer_json; `tokenizer_override` names another one). Tensors are
+// renamed to GGUF names by the architecture's table and their shapes reversed to GGML order;
+// 1-D norms and biases become F32. A Llama's Q and K projections' rows are permuted from HF's
+// rotate-halves RoPE layout to adjacent pairs the way llama.cpp's converter does, so it is
+// RopeLayout::Adjacent; qwen2 and qwen3 keep their rows and are Halves, as their GGUFs are.
+// A config switch the architecture's forward does not implement (use_sliding_window,
+// attention_bias where there is no bias tensor) is refused by name. A llama3 rope_scaling
 // block becomes rope_freq_factors (llama.cpp's rope_freqs values). A vocab_size above the
 // tokenizer's size is padded with Unused "[PADn]" tokens, as llama.cpp does.
 SourceModel load_hf_directory(const std::string& dir, const std::string& tokenizer_override = "");

@@ -5,6 +5,7 @@
 
 #include "engine/common/error.h"
 #include "engine/format/p64_sections.h"
+#include "engine/model/architecture.h"
 
 namespace p64 {
 namespace {
@@ -63,18 +64,25 @@ std::string count_fits_problem(std::string_view field, uint64_t count, uint64_t 
 }
 
 HParamsFields hparams_fields(std::string_view format, std::string_view arch) {
+  // An architecture without a table is refused by name before its numbers are read; its
+  // fields are spelled as Llama's meanwhile.
+  const Architecture* a = find_architecture(arch);
+  if (!a) a = find_architecture("llama");
   if (format == "gguf") {
-    const std::string a = std::string(arch) + ".";
-    return {a + "embedding_length",       a + "block_count",         a + "attention.head_count",
-            a + "attention.head_count_kv", a + "attention.key_length", a + "feed_forward_length",
-            a + "vocab_size",             a + "context_length",      a + "rope.freq_base",
-            a + "attention.layer_norm_rms_epsilon", a + "rope.scaling", a + "rope.scaling.original_context_length",
-            "rope_freqs.weight"};
+    const std::string p = std::string(arch) + ".";
+    const ArchKeys& k = a->gguf;
+    auto key = [&](std::string_view suffix) { return p + std::string(suffix); };
+    return {key(k.n_embd),    key(k.n_layer),     key(k.n_head),    key(k.n_head_kv),        key(k.head_dim),
+            key(k.n_ff),      key(k.n_vocab),     key(k.n_ctx_train), key(k.rope_base),       key(k.rms_eps),
+            p + "rope.scaling", key(k.rope_original_context), "rope_freqs.weight"};
   }
-  if (format == "hf")
-    return {"hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
-            "intermediate_size", "vocab_size", "max_position_embeddings", "rope_theta", "rms_norm_eps",
-            "rope_scaling", "rope_scaling.original_max_position_embeddings", "rope_scaling"};
+  if (format == "hf") {
+    const ArchKeys& k = a->hf;
+    return {std::string(k.n_embd),    std::string(k.n_layer),     std::string(k.n_head),   std::string(k.n_head_kv),
+            std::string(k.head_dim),  std::string(k.n_ff),        std::string(k.n_vocab),  std::string(k.n_ctx_train),
+            std::string(k.rope_base), std::string(k.rms_eps),     "rope_scaling",          std::string(k.rope_original_context),
+            "rope_scaling"};
+  }
   if (format == "llama2c")
     return {"dim", "n_layers", "n_heads", "n_kv_heads", "dim/n_heads", "hidden_dim", "vocab_size", "seq_len",
             "rope base", "norm epsilon", "rope scaling", "rope original context", "rope factors"};

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "engine/common/error.h"
+#include "engine/model/architecture.h"
 
 namespace p64 {
 
@@ -22,26 +23,21 @@ std::string p64_certification_problem(const HParams& hp, const std::vector<P64Te
   } catch (const Error& e) {
     return e.what();
   }
+  // The GPU backends run the Llama block only (docs/p64-container.md "Certification").
+  if (hp.arch != "llama") return "architecture '" + hp.arch + "' is outside the decode profile (llama only)";
   if (hp.rope_layout != RopeLayout::Adjacent) return "RoPE layout is not adjacent pairs";
   if (!(flags & p64_flags::kLayerMajor)) return "tensor data is not layer-major";
-  // name -> (row length, rows, is a norm)
+  // name -> (row length, rows, is a norm), from the architecture's table
   struct Want { int64_t ne0, rows; bool norm; };
   std::map<std::string, Want> want;
-  want["token_embd.weight"] = {hp.n_embd, hp.n_vocab, false};
-  want["output_norm.weight"] = {hp.n_embd, 1, true};
-  if (!hp.tied_output) want["output.weight"] = {hp.n_embd, hp.n_vocab, false};
-  for (uint32_t i = 0; i < hp.n_layer; ++i) {
-    const std::string p = "blk." + std::to_string(i) + ".";
-    want[p + "attn_norm.weight"] = {hp.n_embd, 1, true};
-    want[p + "attn_q.weight"] = {hp.n_embd, hp.q_dim(), false};
-    want[p + "attn_k.weight"] = {hp.n_embd, hp.kv_dim(), false};
-    want[p + "attn_v.weight"] = {hp.n_embd, hp.kv_dim(), false};
-    want[p + "attn_output.weight"] = {hp.q_dim(), hp.n_embd, false};
-    want[p + "ffn_norm.weight"] = {hp.n_embd, 1, true};
-    want[p + "ffn_gate.weight"] = {hp.n_embd, hp.n_ff, false};
-    want[p + "ffn_up.weight"] = {hp.n_embd, hp.n_ff, false};
-    want[p + "ffn_down.weight"] = {hp.n_ff, hp.n_embd, false};
-  }
+  const Architecture& arch = architecture(hp.arch, "hparams");
+  auto add = [&](const ArchTensor& t, const std::string& name) {
+    want[name] = {arch_dim(hp, t.ne0), arch_dim(hp, t.ne1), t.norm()};
+  };
+  for (const ArchTensor& t : arch.globals)
+    if (!(t.role == ArchRole::Output && hp.tied_output)) add(t, std::string(t.gguf));
+  for (uint32_t i = 0; i < hp.n_layer; ++i)
+    for (const ArchTensor& t : arch.block) add(t, "blk." + std::to_string(i) + "." + std::string(t.gguf));
   size_t found = 0;
   for (const auto& t : tensors) {
     auto it = want.find(t.name);
@@ -52,7 +48,7 @@ std::string p64_certification_problem(const HParams& hp, const std::vector<P64Te
     if (w.norm && t.dtype != DType::F32) return "norm '" + t.name + "' is not F32";
     if (!p64_decode_profile_dtype(t.dtype)) return "tensor '" + t.name + "' has dtype " + std::string(dtype_name(t.dtype)) + " outside the decode profile";
   }
-  if (found != want.size()) return "the Llama tensor set is incomplete";
+  if (found != want.size()) return "the " + hp.arch + " tensor set is incomplete";
   return "";
 }
 

@@ -13,7 +13,13 @@
 namespace p64 {
 
 inline constexpr char kP64Magic[4] = {'p', '6', '4', '\0'};
-inline constexpr uint32_t kP64Version = 1;
+// The newest version this build reads and writes. Version 2 adds architectures other than
+// llama (hparams arch, with the tensors of its table); a llama file is still written as
+// version 1, so that readers which predate version 2 open it, and refuse the others by their
+// version rather than decode them as a Llama.
+inline constexpr uint32_t kP64Version = 2;
+inline constexpr uint32_t kP64VersionLlama = 1;
+uint32_t p64_version_for(const HParams& hp);  // the lowest version that holds hp.arch
 inline constexpr uint32_t kP64HeaderBytes = 512;
 inline constexpr uint32_t kP64HeaderCrcOffset = 508;    // CRC-32C of bytes [0, 508)
 inline constexpr uint32_t kP64SectionTableOffset = 64;

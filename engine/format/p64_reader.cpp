@@ -65,7 +65,8 @@ P64Contents parse_p64(const MappedFile& map) {
   if (crc != h.header_crc32c)
     fail("header", kP64HeaderCrcOffset, "header CRC-32C mismatch (stored " + hex(h.header_crc32c) + ", computed " + hex(crc) + ")");
   h.version = load<uint32_t>(base + 4);
-  if (h.version != kP64Version) fail("header", 4, "version " + std::to_string(h.version) + " is not supported (this build reads 1)");
+  if (h.version != kP64VersionLlama && h.version != kP64Version)
+    fail("header", 4, "version " + std::to_string(h.version) + " is not supported (this build reads 1 and 2)");
   h.flags = load<uint64_t>(base + 8);
   if (h.flags & ~p64_flags::kKnown) fail("header", 8, "unknown flag bits " + std::to_string(h.flags & ~p64_flags::kKnown));
   h.file_size = load<uint64_t>(base + 16);
@@ -142,6 +143,11 @@ P64Contents parse_p64(const MappedFile& map) {
 
   { auto r = reader(P64SectionKind::HParams); c.hparams = p64io::decode_hparams(r, section(P64SectionKind::HParams).count); }
   const HParams& hp = c.hparams;
+  // A version 1 reader decodes every file as a Llama, so only a Llama may claim version 1.
+  if (h.version < p64_version_for(hp))
+    fail("hparams", section(P64SectionKind::HParams).offset,
+         "architecture '" + hp.arch + "' needs format version " + std::to_string(p64_version_for(hp)) +
+             ", the header says " + std::to_string(h.version));
   {
     auto r = reader(P64SectionKind::Tokenizer);
     c.vocab = p64io::decode_tokenizer(r);
@@ -201,7 +207,7 @@ P64Contents parse_p64(const MappedFile& map) {
     }
     if (next != c.tensors.size()) fail("layer schedule", s.offset, "rows do not cover every tensor");
     if (!(h.flags & p64_flags::kLayerMajor))
-      fail("header", 8, "LAYER_MAJOR is not set; version 1 files are always layer-major");
+      fail("header", 8, "LAYER_MAJOR is not set; P64 files are always layer-major");
   }
   {
     const auto& s = section(P64SectionKind::Manifold);

@@ -28,6 +28,8 @@ std::string p64_flags_text(uint64_t flags) {
   return s.empty() ? "none" : s;
 }
 
+uint32_t p64_version_for(const HParams& hp) { return hp.arch == "llama" ? kP64VersionLlama : kP64Version; }
+
 std::string_view p64_section_name(P64SectionKind k) {
   switch (k) {
     case P64SectionKind::HParams: return "hparams";

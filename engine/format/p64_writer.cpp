@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <set>
 #include <tuple>
 
@@ -22,12 +23,14 @@ bool P64OrderKey::operator<(const P64OrderKey& o) const {
 P64OrderKey p64_order_key(const std::string& name) {
   int32_t layer = p64io::layer_of_tensor(name);
   if (layer >= 0) {
-    static const char* const kOrder[] = {"attn_norm.weight", "attn_q.weight",   "attn_k.weight",
-                                         "attn_v.weight",    "attn_output.weight", "ffn_norm.weight",
-                                         "ffn_gate.weight",  "ffn_up.weight",   "ffn_down.weight"};
+    // The order decode reads them, over every architecture's block (architecture.h).
+    static const char* const kOrder[] = {"attn_norm.weight", "attn_q.weight",      "attn_q.bias",        "attn_k.weight",
+                                         "attn_k.bias",      "attn_v.weight",      "attn_v.bias",        "attn_q_norm.weight",
+                                         "attn_k_norm.weight", "attn_output.weight", "ffn_norm.weight",  "ffn_gate.weight",
+                                         "ffn_up.weight",    "ffn_down.weight"};
     std::string suffix = name.substr(name.find('.', 4) + 1);
     int rank = 100;
-    for (int i = 0; i < 9; ++i)
+    for (int i = 0; i < static_cast<int>(std::size(kOrder)); ++i)
       if (suffix == kOrder[i]) rank = i;
     return {1, layer, rank, name};
   }
@@ -208,7 +211,8 @@ P64WriteResult write_p64(const std::string& path, const P64Image& image, const P
   std::vector<uint8_t> header(kP64HeaderBytes, 0);
   auto put = [&](size_t off, const void* p, size_t n) { std::memcpy(header.data() + off, p, n); };
   put(0, kP64Magic, 4);
-  put(4, &kP64Version, 4);
+  const uint32_t version = p64_version_for(hp);
+  put(4, &version, 4);
   put(8, &flags, 8);
   put(16, &file_size, 8);
   put(24, &data_offset, 8);

@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "engine/common/error.h"
+#include "engine/model/architecture.h"
 
 namespace p64 {
 namespace {
@@ -12,21 +13,32 @@ namespace {
 struct Preset {
   const char* name;
   const char* display_name;
+  const char* arch;  // engine/model/architecture.h
   uint32_t n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_vocab, n_ctx;
   float rope_base;
+  float rms_eps;
   float llama3_factor;  // 0: no rope scaling
   bool tied;
 };
 
 // Hyperparameters of the published checkpoints (their config.json files).
 constexpr Preset kPresets[] = {
-    {"llama-3.2-3b", "Llama 3.2 3B (synthetic)", 3072, 28, 24, 8, 128, 8192, 128256, 131072, 500000.0f, 32.0f, true},
-    {"llama-3.2-1b", "Llama 3.2 1B (synthetic)", 2048, 16, 32, 8, 64, 8192, 128256, 131072, 500000.0f, 32.0f, true},
-    {"llama-3.1-8b", "Llama 3.1 8B (synthetic)", 4096, 32, 32, 8, 128, 14336, 128256, 131072, 500000.0f, 8.0f, false},
-    {"smollm2-360m", "SmolLM2 360M (synthetic)", 960, 32, 15, 5, 64, 2560, 49152, 8192, 100000.0f, 0.0f, true},
-    {"smollm2-135m", "SmolLM2 135M (synthetic)", 576, 30, 9, 3, 64, 1536, 49152, 8192, 100000.0f, 0.0f, true},
-    {"tiny", "tiny (synthetic)", 64, 2, 4, 2, 16, 128, 320, 512, 10000.0f, 0.0f, true},
-    {"tiny-k", "tiny-k (synthetic)", 256, 2, 4, 2, 64, 320, 320, 512, 10000.0f, 0.0f, false},
+    {"llama-3.2-3b", "Llama 3.2 3B (synthetic)", "llama", 3072, 28, 24, 8, 128, 8192, 128256, 131072, 500000.0f, 1e-5f, 32.0f, true},
+    {"llama-3.2-1b", "Llama 3.2 1B (synthetic)", "llama", 2048, 16, 32, 8, 64, 8192, 128256, 131072, 500000.0f, 1e-5f, 32.0f, true},
+    {"llama-3.1-8b", "Llama 3.1 8B (synthetic)", "llama", 4096, 32, 32, 8, 128, 14336, 128256, 131072, 500000.0f, 1e-5f, 8.0f, false},
+    {"smollm2-360m", "SmolLM2 360M (synthetic)", "llama", 960, 32, 15, 5, 64, 2560, 49152, 8192, 100000.0f, 1e-5f, 0.0f, true},
+    {"smollm2-135m", "SmolLM2 135M (synthetic)", "llama", 576, 30, 9, 3, 64, 1536, 49152, 8192, 100000.0f, 1e-5f, 0.0f, true},
+    {"qwen2.5-0.5b", "Qwen2.5 0.5B (synthetic)", "qwen2", 896, 24, 14, 2, 64, 4864, 151936, 32768, 1000000.0f, 1e-6f, 0.0f, true},
+    {"qwen2.5-3b", "Qwen2.5 3B (synthetic)", "qwen2", 2048, 36, 16, 2, 128, 11008, 151936, 32768, 1000000.0f, 1e-6f, 0.0f, true},
+    {"qwen3-0.6b", "Qwen3 0.6B (synthetic)", "qwen3", 1024, 28, 16, 8, 128, 3072, 151936, 40960, 1000000.0f, 1e-6f, 0.0f, true},
+    {"qwen3-4b", "Qwen3 4B (synthetic)", "qwen3", 2560, 36, 32, 8, 128, 9728, 151936, 40960, 1000000.0f, 1e-6f, 0.0f, true},
+    {"tiny", "tiny (synthetic)", "llama", 64, 2, 4, 2, 16, 128, 320, 512, 10000.0f, 1e-5f, 0.0f, true},
+    {"tiny-k", "tiny-k (synthetic)", "llama", 256, 2, 4, 2, 64, 320, 320, 512, 10000.0f, 1e-5f, 0.0f, false},
+    // For tests against other implementations: untied, as tiny-k, since with random weights a
+    // tied output repeats the last token whatever the blocks compute. tiny-qwen3's head_dim 32
+    // is not n_embd / n_head (16), as in Qwen3-0.6B (1024 / 16 = 64, head_dim 128).
+    {"tiny-qwen2", "tiny qwen2 (synthetic)", "qwen2", 64, 2, 4, 2, 16, 128, 320, 512, 10000.0f, 1e-6f, 0.0f, false},
+    {"tiny-qwen3", "tiny qwen3 (synthetic)", "qwen3", 64, 2, 4, 2, 32, 128, 320, 512, 10000.0f, 1e-6f, 0.0f, false},
 };
 
 std::string known_presets() {
@@ -52,7 +64,7 @@ HParams synth_preset(std::string_view name) {
   for (const auto& p : kPresets) {
     if (name != p.name) continue;
     HParams hp;
-    hp.arch = "llama";
+    hp.arch = p.arch;
     hp.name = p.display_name;
     hp.n_embd = p.n_embd;
     hp.n_layer = p.n_layer;
@@ -64,7 +76,8 @@ HParams synth_preset(std::string_view name) {
     hp.n_ctx_train = p.n_ctx;
     hp.rope_dim = p.head_dim;
     hp.rope_base = p.rope_base;
-    hp.rms_eps = 1e-5f;
+    hp.rms_eps = p.rms_eps;
+    hp.rope_layout = architecture(p.arch, "synth").gguf_rope_layout;
     hp.tied_output = p.tied;
     if (p.llama3_factor > 0) {
       hp.rope_scaling.type = RopeScalingType::Llama3;
@@ -162,26 +175,31 @@ SynthPlan plan_synth(const HParams& hp, SynthQuant quant) {
     const DType t = synth_matrix_type(quant, base, layer, static_cast<int>(hp.n_layer), in, is_output);
     add(prefix + base + ".weight", t, {in, out}, SynthRole::Matrix);
   };
-  const int64_t e = hp.n_embd, q = hp.q_dim(), kv = hp.kv_dim(), ff = hp.n_ff, v = hp.n_vocab;
+  const Architecture& arch = architecture(hp.arch, "synth");
   if (hp.rope_scaling.type == RopeScalingType::Llama3)
     add("rope_freqs.weight", DType::F32, {static_cast<int64_t>(hp.rope_dim / 2)}, SynthRole::RopeFreqs);
-  // With tied embeddings token_embd is also the output projection and gets the output's type.
-  matrix("", "token_embd", 0, e, v, hp.tied_output);
-  for (uint32_t i = 0; i < hp.n_layer; ++i) {
-    const std::string p = "blk." + std::to_string(i) + ".";
-    const int l = static_cast<int>(i);
-    add(p + "attn_norm.weight", DType::F32, {e}, SynthRole::Norm);
-    matrix(p, "attn_q", l, e, q, false);
-    matrix(p, "attn_k", l, e, kv, false);
-    matrix(p, "attn_v", l, e, kv, false);
-    matrix(p, "attn_output", l, q, e, false);
-    add(p + "ffn_norm.weight", DType::F32, {e}, SynthRole::Norm);
-    matrix(p, "ffn_gate", l, e, ff, false);
-    matrix(p, "ffn_up", l, e, ff, false);
-    matrix(p, "ffn_down", l, ff, e, false);
-  }
-  add("output_norm.weight", DType::F32, {e}, SynthRole::Norm);
-  if (!hp.tied_output) matrix("", "output", 0, e, v, true);
+  // The architecture's tensors in its table's order; a 1-D one is a norm, a bias or a q/k norm.
+  auto tensor = [&](const ArchTensor& t, const std::string& prefix, int layer) {
+    const int64_t ne0 = arch_dim(hp, t.ne0), ne1 = arch_dim(hp, t.ne1);
+    const std::string name = prefix + std::string(t.gguf);
+    if (t.norm()) {
+      const SynthRole role = t.role == ArchRole::Bq || t.role == ArchRole::Bk || t.role == ArchRole::Bv ? SynthRole::Bias
+                             : t.role == ArchRole::QNorm || t.role == ArchRole::KNorm                 ? SynthRole::HeadNorm
+                                                                                                      : SynthRole::Norm;
+      add(name, DType::F32, {ne0}, role);
+      return;
+    }
+    const std::string base = std::string(t.gguf.substr(0, t.gguf.rfind('.')));  // "attn_v"
+    // With tied embeddings token_embd is also the output projection and gets the output's type.
+    const bool is_output = t.role == ArchRole::Output || (t.role == ArchRole::TokenEmbd && hp.tied_output);
+    matrix(prefix, base.c_str(), layer, ne0, ne1, is_output);
+  };
+  for (const ArchTensor& t : arch.globals)
+    if (t.role == ArchRole::TokenEmbd) tensor(t, "", 0);
+  for (uint32_t i = 0; i < hp.n_layer; ++i)
+    for (const ArchTensor& t : arch.block) tensor(t, "blk." + std::to_string(i) + ".", static_cast<int>(i));
+  for (const ArchTensor& t : arch.globals)
+    if (t.role == ArchRole::OutputNorm || (t.role == ArchRole::Output && !hp.tied_output)) tensor(t, "", 0);
   return plan;
 }
 

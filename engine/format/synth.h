@@ -18,8 +18,10 @@ namespace p64 {
 // quantized blocks directly, in parallel.
 
 // Names of the presets: llama-3.2-3b, llama-3.2-1b, llama-3.1-8b, smollm2-360m, smollm2-135m,
-// tiny (64 wide: every matrix falls back to a 32-block type), tiny-k (256 wide with a 320 FFN,
-// so a Q4_K_M mix holds Q4_K, Q6_K, Q5_0 and Q8_0 tensors).
+// qwen2.5-0.5b, qwen2.5-3b, qwen3-0.6b, qwen3-4b, tiny (64 wide: every matrix falls back to a
+// 32-block type), tiny-k (256 wide with a 320 FFN, so a Q4_K_M mix holds Q4_K, Q6_K, Q5_0 and
+// Q8_0 tensors), tiny-qwen2 and tiny-qwen3 (tiny's width in those architectures, untied;
+// tiny-qwen3's head_dim is not n_embd / n_head).
 std::vector<std::string> synth_preset_names();
 // Hyperparameters of a preset; throws p64::Error listing the known names.
 HParams synth_preset(std::string_view name);
@@ -31,9 +33,11 @@ std::string_view synth_quant_name(SynthQuant q);
 uint32_t synth_file_type(SynthQuant q);  // llama_ftype: Q4_K_M 15, Q8_0 7, F16 1
 
 enum class SynthRole {
-  Matrix,     // random weights, std about 0.02
+  Matrix,     // random weights, std SynthOptions::weight_std
   Norm,       // F32 ones
   RopeFreqs,  // F32 llama3 frequency factors
+  Bias,       // F32 random, std 4 x weight_std: a forward pass without it decodes other tokens
+  HeadNorm,   // F32 random in [0.5, 1.5): per-head q/k norm weights a kernel must not take for ones
 };
 
 struct SynthTensor {
@@ -68,6 +72,11 @@ Vocabulary synth_vocabulary(uint32_t n_vocab);
 
 struct SynthOptions {
   uint64_t seed = 1;
+  // Spread of the matrices' values: a trained Llama's by default. Comparisons of greedy text
+  // with another implementation want 1 / sqrt(n_embd) (0.125 for the tiny presets): at 0.02 a
+  // tiny model's blocks barely move the residual stream, and its greedy text repeats one token
+  // whatever they compute.
+  float weight_std = 0.02f;
   std::string vocab_path;  // llama3_tokenizer.model (tiktoken): write the real Llama 3 vocabulary
   int threads = 0;         // 0 = hardware concurrency
   ProgressFn progress;

@@ -7,31 +7,38 @@
 #include "engine/format/gguf_writer.h"
 #include "engine/format/synth.h"
 #include "engine/format/synth_weights.h"
+#include "engine/model/architecture.h"
 #include "engine/model/tiktoken.h"
 
 namespace p64 {
 namespace {
 
-constexpr float kWeightStd = 0.02f;  // the spread of a trained Llama's projection weights
 
+// Biases spread four times the weights: a q/k/v bias then moves each head's values about as
+// much as its inputs do, so a forward pass that drops one decodes other tokens.
+constexpr float kBiasPerWeightStd = 4.0f;
+
+// The keys llama.cpp's loader reads for the architecture, spelled by its table.
 void add_model_metadata(GgufWriter& w, const SynthPlan& plan) {
   const HParams& hp = plan.hp;
-  w.add_string("general.architecture", "llama");
+  const ArchKeys& k = architecture(hp.arch, "synth").gguf;
+  auto key = [&](std::string_view suffix) { return hp.arch + "." + std::string(suffix); };
+  w.add_string("general.architecture", hp.arch);
   w.add_string("general.name", hp.name);
   w.add_u32("general.file_type", synth_file_type(plan.quant));
   w.add_u32("general.quantization_version", 2);
-  w.add_u32("llama.context_length", hp.n_ctx_train);
-  w.add_u32("llama.embedding_length", hp.n_embd);
-  w.add_u32("llama.block_count", hp.n_layer);
-  w.add_u32("llama.feed_forward_length", hp.n_ff);
-  w.add_u32("llama.attention.head_count", hp.n_head);
-  w.add_u32("llama.attention.head_count_kv", hp.n_head_kv);
-  w.add_f32("llama.rope.freq_base", hp.rope_base);
-  w.add_f32("llama.attention.layer_norm_rms_epsilon", hp.rms_eps);
-  w.add_u32("llama.attention.key_length", hp.head_dim);
-  w.add_u32("llama.attention.value_length", hp.head_dim);
-  w.add_u32("llama.rope.dimension_count", hp.rope_dim);
-  w.add_u32("llama.vocab_size", hp.n_vocab);
+  w.add_u32(key(k.n_ctx_train), hp.n_ctx_train);
+  w.add_u32(key(k.n_embd), hp.n_embd);
+  w.add_u32(key(k.n_layer), hp.n_layer);
+  w.add_u32(key(k.n_ff), hp.n_ff);
+  w.add_u32(key(k.n_head), hp.n_head);
+  w.add_u32(key(k.n_head_kv), hp.n_head_kv);
+  w.add_f32(key(k.rope_base), hp.rope_base);
+  w.add_f32(key(k.rms_eps), hp.rms_eps);
+  w.add_u32(key(k.head_dim), hp.head_dim);
+  w.add_u32(key(k.value_length), hp.head_dim);
+  w.add_u32(key(k.rope_dim), hp.rope_dim);
+  w.add_u32(key(k.n_vocab), hp.n_vocab);
 }
 
 void add_vocabulary(GgufWriter& w, const Vocabulary& v) {
@@ -90,11 +97,25 @@ GgufWriter make_synth_writer(const SynthPlan& plan, const SynthOptions& options)
         fill = [factors](uint8_t* dst, int64_t, int64_t) { std::memcpy(dst, factors.data(), factors.size() * sizeof(float)); };
         break;
       }
+      case SynthRole::Bias:
+        fill = [n = t.ne[0], ti, seed = options.seed, std = options.weight_std](uint8_t* dst, int64_t, int64_t) {
+          synth_detail::Rng rng(synth_detail::row_seed(seed, ti, 0));
+          synth_detail::fill_random_row(DType::F32, dst, n, rng, kBiasPerWeightStd * std);
+        };
+        break;
+      case SynthRole::HeadNorm:
+        fill = [n = t.ne[0], ti, seed = options.seed](uint8_t* dst, int64_t, int64_t) {
+          synth_detail::Rng rng(synth_detail::row_seed(seed, ti, 0));
+          auto* f = reinterpret_cast<float*>(dst);
+          for (int64_t i = 0; i < n; ++i) f[i] = 0.5f + rng.uniform();
+        };
+        break;
       case SynthRole::Matrix:
-        fill = [type = t.type, n = t.ne[0], row_bytes, ti, seed = options.seed](uint8_t* dst, int64_t first, int64_t rows) {
+        fill = [type = t.type, n = t.ne[0], row_bytes, ti, seed = options.seed, std = options.weight_std](
+                   uint8_t* dst, int64_t first, int64_t rows) {
           for (int64_t r = 0; r < rows; ++r) {
             synth_detail::Rng rng(synth_detail::row_seed(seed, ti, first + r));
-            synth_detail::fill_random_row(type, dst + static_cast<uint64_t>(r) * row_bytes, n, rng, kWeightStd);
+            synth_detail::fill_random_row(type, dst + static_cast<uint64_t>(r) * row_bytes, n, rng, std);
           }
         };
         break;

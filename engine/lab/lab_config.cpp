@@ -140,6 +140,7 @@ LoadedBackend load_backend(const LabConfig& config, std::shared_ptr<const Model>
   LoadedBackend lb;
   lb.name = resolve_backend_name(config.backend);
   lb.backend = create_backend(lb.name);
+  check_backend_runs(*lb.backend, *model);  // before seconds of passport
   SwitchValues(lb.backend->name(), lb.backend->switches(), config.switches);  // checked before seconds of passport
   if (with_passport) lb.passport = lab_passport(*lb.backend);
   if (const std::string note = software_device_note(lb.passport); !note.empty())

@@ -1,11 +1,13 @@
 #include "engine/model/hparams.h"
 
 #include "engine/common/error.h"
+#include "engine/model/architecture.h"
 
 namespace p64 {
 
 void validate(const HParams& hp, const std::string& source) {
   auto fail = [&](const std::string& what) { throw Error(source + ": hyperparameters: " + what); };
+  if (!find_architecture(hp.arch)) fail("architecture '" + hp.arch + "' is not supported (" + architecture_names() + ")");
   if (hp.n_embd == 0) fail("n_embd is 0");
   if (hp.n_layer == 0) fail("n_layer is 0");
   if (hp.n_head == 0) fail("n_head is 0");

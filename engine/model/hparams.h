@@ -7,8 +7,9 @@ namespace p64 {
 
 // How RoPE pairs the elements of a head. GGUF `llama` files and llama2.c rotate adjacent
 // pairs (2i, 2i+1); Hugging Face checkpoints rotate halves (i, i + d/2) unless the importer
-// permuted Q/K rows the way llama.cpp's converter does. Our importers always permute, so a
-// loaded Model is Adjacent; Halves exists so a file can say what it holds.
+// permuted Q/K rows the way llama.cpp's converter does for Llama. A Llama is always imported
+// Adjacent; qwen2 and qwen3 keep their halves, from GGUF (llama.cpp's NEOX rope type) and HF
+// alike (engine/model/architecture.h says which is which).
 enum class RopeLayout : uint32_t { Adjacent = 0, Halves = 1 };
 
 enum class RopeScalingType : uint32_t { None = 0, Linear = 1, Llama3 = 2 };
@@ -23,7 +24,7 @@ struct RopeScaling {
 
 // Llama-family hyperparameters, one name per concept across engine, CLI and store.
 struct HParams {
-  std::string arch = "llama";
+  std::string arch = "llama";     // a name of engine/model/architecture.h
   std::string name;               // general.name when known
   uint32_t n_embd = 0;            // model width
   uint32_t n_layer = 0;

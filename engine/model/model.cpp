@@ -4,16 +4,6 @@
 #include "engine/quant/quant.h"
 
 namespace p64 {
-namespace {
-
-std::string shape_str(const TensorView& t) {
-  std::string s = "[";
-  for (uint32_t i = 0; i < t.n_dims; ++i) s += (i ? ", " : "") + std::to_string(t.ne[i]);
-  return s + "]";
-}
-
-}  // namespace
-
 const TensorView* Model::find(std::string_view name) const {
   const auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;
@@ -32,40 +22,54 @@ std::shared_ptr<const Model> Model::from_parts(std::string source, HParams hp, V
   m->keepalive_ = std::move(keepalive);
   const HParams& h = m->hparams_;
 
-  auto need = [&](const std::string& name, int64_t ne0, int64_t ne1) -> const TensorView* {
+  const Architecture& arch = p64::architecture(h.arch, m->source_);
+  m->arch_ = &arch;
+  std::vector<TensorShapeRef> shapes;
+  for (const TensorView& t : m->tensors_) shapes.push_back({t.name, t.n_dims, t.ne});
+  if (const std::string why = arch_tensors_problem(h, shapes); !why.empty()) throw Error(m->source_ + ": " + why);
+  // Every tensor of the table is there with its shape; found by name, its dtype checked.
+  auto need = [&](const std::string& name) -> const TensorView* {
     const TensorView* t = m->find(name);
-    if (!t) throw Error(m->source_ + ": tensor '" + name + "' is missing");
-    int64_t want1 = ne1 < 0 ? 1 : ne1;
-    if (t->ne[0] != ne0 || t->rows() != want1)
-      throw Error(m->source_ + ": tensor '" + name + "' has shape " + shape_str(*t) + ", expected [" +
-                  std::to_string(ne0) + (ne1 < 0 ? "" : ", " + std::to_string(ne1)) + "]");
     if (!dtype_info(t->dtype))
       throw Error(m->source_ + ": tensor '" + name + "' has unknown dtype " +
                   std::to_string(static_cast<uint32_t>(t->dtype)));
     return t;
   };
-
-  m->token_embd_ = need("token_embd.weight", h.n_embd, h.n_vocab);
-  m->output_norm_ = need("output_norm.weight", h.n_embd, -1);
-  if (h.tied_output || !m->find("output.weight")) {
-    m->hparams_.tied_output = true;
-    m->output_ = m->token_embd_;
-  } else {
-    m->output_ = need("output.weight", h.n_embd, h.n_vocab);
+  for (const ArchTensor& t : arch.globals) {
+    if (t.role == ArchRole::Output && (h.tied_output || !m->find(t.gguf))) {
+      m->hparams_.tied_output = true;
+      m->output_ = m->token_embd_;
+      continue;
+    }
+    const TensorView* v = need(std::string(t.gguf));
+    if (t.role == ArchRole::TokenEmbd) m->token_embd_ = v;
+    else if (t.role == ArchRole::OutputNorm) m->output_norm_ = v;
+    else m->output_ = v;
   }
   m->layers_.resize(h.n_layer);
   for (uint32_t i = 0; i < h.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     LayerWeights& l = m->layers_[i];
-    l.attn_norm = need(p + "attn_norm.weight", h.n_embd, -1);
-    l.wq = need(p + "attn_q.weight", h.n_embd, h.q_dim());
-    l.wk = need(p + "attn_k.weight", h.n_embd, h.kv_dim());
-    l.wv = need(p + "attn_v.weight", h.n_embd, h.kv_dim());
-    l.wo = need(p + "attn_output.weight", h.q_dim(), h.n_embd);
-    l.ffn_norm = need(p + "ffn_norm.weight", h.n_embd, -1);
-    l.w_gate = need(p + "ffn_gate.weight", h.n_embd, h.n_ff);
-    l.w_up = need(p + "ffn_up.weight", h.n_embd, h.n_ff);
-    l.w_down = need(p + "ffn_down.weight", h.n_ff, h.n_embd);
+    for (const ArchTensor& t : arch.block) {
+      const TensorView* v = need(p + std::string(t.gguf));
+      switch (t.role) {
+        case ArchRole::AttnNorm: l.attn_norm = v; break;
+        case ArchRole::Wq: l.wq = v; break;
+        case ArchRole::Wk: l.wk = v; break;
+        case ArchRole::Wv: l.wv = v; break;
+        case ArchRole::Wo: l.wo = v; break;
+        case ArchRole::FfnNorm: l.ffn_norm = v; break;
+        case ArchRole::Gate: l.w_gate = v; break;
+        case ArchRole::Up: l.w_up = v; break;
+        case ArchRole::Down: l.w_down = v; break;
+        case ArchRole::Bq: l.bq = v; break;
+        case ArchRole::Bk: l.bk = v; break;
+        case ArchRole::Bv: l.bv = v; break;
+        case ArchRole::QNorm: l.q_norm = v; break;
+        case ArchRole::KNorm: l.k_norm = v; break;
+        default: throw Error(m->source_ + ": tensor '" + p + std::string(t.gguf) + "' is not a block tensor");
+      }
+    }
   }
   return m;
 }
@@ -73,8 +77,9 @@ std::shared_ptr<const Model> Model::from_parts(std::string source, HParams hp, V
 uint64_t Model::weight_bytes() const {
   uint64_t total = output_->bytes + output_norm_->bytes;
   for (const auto& l : layers_)
-    for (const TensorView* t : {l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.ffn_norm, l.w_gate, l.w_up, l.w_down})
-      total += t->bytes;
+    for (const TensorView* t : {l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.ffn_norm, l.w_gate, l.w_up, l.w_down, l.bq, l.bk,
+                                l.bv, l.q_norm, l.k_norm})
+      if (t) total += t->bytes;
   return total;
 }
 

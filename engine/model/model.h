@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/model/architecture.h"
 #include "engine/model/hparams.h"
 #include "engine/model/vocab.h"
 #include "engine/quant/dtype.h"
@@ -34,7 +35,8 @@ struct TensorView {
 // kernels read the plain blocks (the GPU backends, at upload).
 TensorView plain_blocks(const TensorView& t, std::vector<uint8_t>& storage);
 
-// The matrices of one transformer block. Projections are [in = ne0, out = ne1].
+// The tensors of one transformer block. Projections are [in = ne0, out = ne1]; the tensors
+// only some architectures have are nullptr in the others.
 struct LayerWeights {
   const TensorView* attn_norm = nullptr;  // [n_embd] F32
   const TensorView* wq = nullptr;         // [n_embd, q_dim]
@@ -45,11 +47,17 @@ struct LayerWeights {
   const TensorView* w_gate = nullptr;     // [n_embd, n_ff]
   const TensorView* w_up = nullptr;       // [n_embd, n_ff]
   const TensorView* w_down = nullptr;     // [n_ff, n_embd]
+  const TensorView* bq = nullptr;         // [q_dim] qkv bias (qwen2)
+  const TensorView* bk = nullptr;         // [kv_dim]
+  const TensorView* bv = nullptr;         // [kv_dim]
+  const TensorView* q_norm = nullptr;     // [head_dim] per-head RMSNorm of q and k (qwen3)
+  const TensorView* k_norm = nullptr;     // [head_dim]
 };
 
 // A model ready for a backend: hyperparameters, vocabulary and tensor views. Built by the
 // P64 reader (engine/format/p64_reader.h) over a read-only map, or by Model::from_parts for
-// tests and synthetic models in memory. Tensor names are GGUF's (token_embd, blk.N.attn_q, ...).
+// tests and synthetic models in memory. Tensor names are GGUF's (token_embd, blk.N.attn_q, ...),
+// the set and shapes those of hparams.arch's table (engine/model/architecture.h).
 class Model {
  public:
   // `keepalive` owns the memory the views point into (a MappedFile or a buffer).
@@ -59,6 +67,7 @@ class Model {
 
   const std::string& source() const { return source_; }  // file path, or a label
   const HParams& hparams() const { return hparams_; }
+  const Architecture& architecture() const { return *arch_; }
   const Vocabulary& vocab() const { return vocab_; }
   const std::vector<TensorView>& tensors() const { return tensors_; }
   const TensorView* find(std::string_view name) const;
@@ -76,6 +85,7 @@ class Model {
   Model& operator=(const Model&) = delete;
   std::string source_;
   HParams hparams_;
+  const Architecture* arch_ = nullptr;
   Vocabulary vocab_;
   std::vector<TensorView> tensors_;
   // Name -> tensor, so looking up a model's N layers is not N times a scan of its tensors.

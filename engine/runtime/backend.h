@@ -35,6 +35,9 @@ class Backend {
   virtual std::string name() const = 0;                  // "cpu", "cuda", "vulkan"
   virtual Passport passport() = 0;                       // device facts + measured bandwidth
   virtual std::vector<SwitchInfo> switches() const = 0;  // the backend's static switch table
+  // Whether its forward pass implements an architecture of engine/model/architecture.h (the
+  // Llama block unless it says more); check_backend_runs() asks before a model is loaded.
+  virtual bool runs_architecture(std::string_view arch) const { return arch == "llama"; }
 
   // Upload weights once (one residency) and allocate the KV cache. Throws p64::Error on an
   // unsupported dtype or switch, p64::DeviceError when the device refuses (memory, driver).
@@ -59,5 +62,9 @@ class Backend {
   // the lab then assumes fp16 K and V.
   virtual uint64_t kv_bytes_per_position() const { return 0; }
 };
+
+// Throws p64::Error naming the model's file, its architecture and the backend when `backend`
+// does not run that architecture (and which backends do), before anything is uploaded.
+void check_backend_runs(const Backend& backend, const Model& model);
 
 }  // namespace p64

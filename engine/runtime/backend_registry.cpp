@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/common/error.h"
+#include "engine/model/architecture.h"
 
 namespace p64 {
 namespace {
@@ -55,6 +56,16 @@ std::vector<SwitchInfo> backend_switch_table(std::string_view requested) {
     return f.switches ? f.switches() : create_backend(name)->switches();
   }
   return create_backend(name)->switches();  // the unknown-backend error, naming those built
+}
+
+void check_backend_runs(const Backend& backend, const Model& model) {
+  const std::string& arch = model.hparams().arch;
+  if (backend.runs_architecture(arch)) return;
+  std::string runs;
+  for (const Architecture& a : architectures())
+    if (backend.runs_architecture(a.name)) runs += (runs.empty() ? "" : ", ") + std::string(a.name);
+  throw Error(model.source() + ": a " + arch + " model; the " + backend.name() + " backend runs " +
+              (runs.empty() ? "none of the architectures" : runs) + " (the cpu backend runs " + arch + ")");
 }
 
 }  // namespace p64

@@ -1,6 +1,7 @@
 // The CPU reference backend. The forward pass reads top to bottom in forward(): each step of
-// the Llama block is headed by its name; the kernels it calls (cpu_matmul, cpu_ops, the dot
-// kernels) are where the speed comes from.
+// the Llama block is headed by its name, and the steps only some architectures have (qwen2's
+// qkv bias, qwen3's q/k norm) are named branches on the tensors the model has; the kernels it
+// calls (cpu_matmul, cpu_ops, the dot kernels) are where the speed comes from.
 #include "engine/runtime/cpu_backend.h"
 #include "engine/runtime/host_memory.h"
 
@@ -12,6 +13,7 @@
 #include <mutex>
 
 #include "engine/common/error.h"
+#include "engine/model/architecture.h"
 #include "engine/quant/dot.h"
 #include "engine/quant/quant.h"
 #include "engine/runtime/cpu_matmul.h"
@@ -111,6 +113,7 @@ class CpuBackend final : public Backend {
   }
 
   std::vector<SwitchInfo> switches() const override { return cpu_switch_table(); }
+  bool runs_architecture(std::string_view arch) const override { return find_architecture(arch) != nullptr; }
 
   void load(std::shared_ptr<const Model> model, const BackendOptions& options) override {
     const SwitchValues sw("cpu", cpu_switch_table(), options.switches);
@@ -139,19 +142,25 @@ class CpuBackend final : public Backend {
     matmul_ = std::make_unique<cpu::Matmul>(*pool_, isa_, sw.flag("int8_activations"));
     inv_freq_ = cpu::rope_inv_freq(hp_);
 
-    // Norm weights as floats (a few KiB); matrices stay in place in the model's memory.
-    auto norm = [&](const TensorView& t) {
-      std::vector<float> v(static_cast<size_t>(t.ne[0]));
-      dot::dequantize_row(cpu::weight_matrix(t), 0, v.data());
+    // Norm weights, biases and q/k norms as floats (a few KiB; empty where the architecture has
+    // none); matrices stay in place in the model's memory.
+    auto floats = [&](const TensorView* t) {
+      if (!t) return std::vector<float>();
+      std::vector<float> v(static_cast<size_t>(t->ne[0]));
+      dot::dequantize_row(cpu::weight_matrix(*t), 0, v.data());
       return v;
     };
-    attn_norm_.clear();
-    ffn_norm_.clear();
+    for (auto* v : {&attn_norm_, &ffn_norm_, &bq_, &bk_, &bv_, &q_norm_, &k_norm_}) v->clear();
     for (const LayerWeights& l : model_->layers()) {
-      attn_norm_.push_back(norm(*l.attn_norm));
-      ffn_norm_.push_back(norm(*l.ffn_norm));
+      attn_norm_.push_back(floats(l.attn_norm));
+      ffn_norm_.push_back(floats(l.ffn_norm));
+      bq_.push_back(floats(l.bq));
+      bk_.push_back(floats(l.bk));
+      bv_.push_back(floats(l.bv));
+      q_norm_.push_back(floats(l.q_norm));
+      k_norm_.push_back(floats(l.k_norm));
     }
-    out_norm_ = norm(model_->output_norm());
+    out_norm_ = floats(&model_->output_norm());
 
     const size_t E = hp_.n_embd, Q = hp_.q_dim(), KV = hp_.kv_dim(), F = hp_.n_ff, B = kMaxBatch;
     // The allocations that grow with the context (the KV cache, each thread's attention scores)
@@ -305,7 +314,25 @@ class CpuBackend final : public Backend {
 
       // qkv matmuls
       mm.run({{w.wq, q_.data(), Q}, {w.wk, k_.data(), KV}, {w.wv, v_.data(), KV}}, xb_.data(), E, E, B);
+
+      // qkv bias (qwen2)
+      if (w.bq)
+        for (int32_t t = 0; t < B; ++t) {
+          cpu::add_bias(&q_[t * Q], bq_[l].data(), Q);
+          cpu::add_bias(&k_[t * KV], bk_[l].data(), KV);
+          cpu::add_bias(&v_[t * KV], bv_[l].data(), KV);
+        }
       timer_.mark("qkv", OpGroup::Attn, L);
+
+      // q and k rmsnorm per head, before RoPE (qwen3)
+      if (w.q_norm) {
+        for (int32_t t = 0; t < B; ++t) {
+          for (int h = 0; h < H; ++h) cpu::rmsnorm(&q_[t * Q + h * hd], &q_[t * Q + h * hd], q_norm_[l].data(), hd, hp_.rms_eps);
+          for (int h = 0; h < static_cast<int>(hp_.n_head_kv); ++h)
+            cpu::rmsnorm(&k_[t * KV + h * hd], &k_[t * KV + h * hd], k_norm_[l].data(), hd, hp_.rms_eps);
+        }
+        timer_.mark("qk_norm", OpGroup::Attn, L);
+      }
 
       // RoPE: rotate q and k by their absolute positions
       for (int32_t t = 0; t < B; ++t) {
@@ -412,7 +439,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<cpu::Matmul> matmul_;
   std::vector<float> inv_freq_;
-  std::vector<std::vector<float>> attn_norm_, ffn_norm_;
+  std::vector<std::vector<float>> attn_norm_, ffn_norm_, bq_, bk_, bv_, q_norm_, k_norm_;
   std::vector<float> out_norm_;
   // Scratch of one batch (run state): residual stream, normed input, q/k/v, attention
   // output, FFN hidden, per-thread attention scores, the last token's hidden and logits.

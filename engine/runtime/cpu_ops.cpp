@@ -125,6 +125,10 @@ void attend_head_f16(const float* q, const uint16_t* k_cache, const uint16_t* v_
   }
 }
 
+void add_bias(float* x, const float* b, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] += b[i];
+}
+
 void swiglu(float* gate_inout, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float g = gate_inout[i];

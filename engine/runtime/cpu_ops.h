@@ -46,6 +46,9 @@ bool attend_group_f16_avx512(const float* const* q, float* const* out, const int
                              const uint16_t* k_cache, const uint16_t* v_cache, int64_t kv_dim, int64_t kv_off,
                              int head_dim, float* scores, int64_t scores_stride);
 
+// x += b over n elements (a projection's bias).
+void add_bias(float* x, const float* b, int64_t n);
+
 // hb = silu(gate) * up, in place over n elements.
 void swiglu(float* gate_inout, const float* up, int64_t n);
 

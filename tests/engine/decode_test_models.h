@@ -73,11 +73,11 @@ struct CliRun {
   std::string out, err;
 };
 
-// Runs the p64 binary with `args`, feeding `stdin_text`; stdout and stderr kept apart. With
+// Runs `program` with `args`, feeding `stdin_text`; stdout and stderr kept apart. With
 // `timeout_s`, coreutils' timeout ends a run that hangs: status 124 then. With `address_space_kb`,
 // the shell's `ulimit -v` caps the run's memory: an allocation beyond it fails in the run.
-inline CliRun run_p64(const std::string& args, const std::string& stdin_text = "", int timeout_s = 0,
-                      uint64_t address_space_kb = 0) {
+inline CliRun run_program(const std::string& program, const std::string& args, const std::string& stdin_text = "",
+                          int timeout_s = 0, uint64_t address_space_kb = 0) {
   static int counter = 0;
   const std::string base = (decode_models_dir() / ("cli" + std::to_string(counter++))).string();
   {
@@ -86,7 +86,7 @@ inline CliRun run_p64(const std::string& args, const std::string& stdin_text = "
   }
   const std::string memory = address_space_kb > 0 ? "ulimit -v " + std::to_string(address_space_kb) + "; " : "";
   const std::string limit = timeout_s > 0 ? "timeout -k 2 " + std::to_string(timeout_s) + " " : "";
-  const std::string cmd = memory + limit + P64_CLI_PATH + " " + args + " < " + base + ".in 2> " + base + ".err";
+  const std::string cmd = memory + limit + program + " " + args + " < " + base + ".in 2> " + base + ".err";
   CliRun r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -97,6 +97,12 @@ inline CliRun run_p64(const std::string& args, const std::string& stdin_text = "
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   r.err = read_text_file(base + ".err");
   return r;
+}
+
+// run_program of the p64 binary this build made.
+inline CliRun run_p64(const std::string& args, const std::string& stdin_text = "", int timeout_s = 0,
+                      uint64_t address_space_kb = 0) {
+  return run_program(P64_CLI_PATH, args, stdin_text, timeout_s, address_space_kb);
 }
 
 }  // namespace p64::test

@@ -1,7 +1,9 @@
 // The CPU backend's forward pass against a plain float64 re-implementation of the same
-// Llama layers, written here with straightforward loops, on tiny models built in memory.
+// layers (Llama's, and qwen2's and qwen3's named steps), written here with straightforward
+// loops, on tiny models built in memory.
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -71,12 +73,26 @@ std::vector<Vec> reference_logits(const test::TinyModel& tm, const std::vector<i
       Vec q = matvec(W.at(b + "attn_q.weight"), h, H * hd);
       Vec k = matvec(W.at(b + "attn_k.weight"), h, HK * hd);
       Vec v = matvec(W.at(b + "attn_v.weight"), h, HK * hd);
+      // qwen2: q, k and v projections with a bias
+      if (W.count(b + "attn_q.bias"))
+        for (auto [z, name] : {std::pair{&q, "attn_q.bias"}, {&k, "attn_k.bias"}, {&v, "attn_v.bias"}})
+          for (size_t i = 0; i < z->size(); ++i) (*z)[i] += W.at(b + name)[i];
+      // qwen3: each head of q and k RMS-normalised with its own weights, before RoPE
+      if (W.count(b + "attn_q_norm.weight"))
+        for (auto [z, name, heads] : {std::tuple{&q, "attn_q_norm.weight", H}, {&k, "attn_k_norm.weight", HK}})
+          for (size_t hh = 0; hh < heads; ++hh) {
+            const Vec head(z->begin() + hh * hd, z->begin() + (hh + 1) * hd);
+            const Vec normed = rmsnorm(head, W.at(b + name), hp.rms_eps);
+            std::copy(normed.begin(), normed.end(), z->begin() + hh * hd);
+          }
+      // RoPE pairs: adjacent (2i, 2i+1) for a Llama; halves (i, i + rope_dim/2) for qwen2/qwen3
+      const bool halves = hp.rope_layout == RopeLayout::Halves;
       auto rotate = [&](Vec& z, size_t heads) {
         for (size_t hh = 0; hh < heads; ++hh)
           for (size_t i = 0; i < hp.rope_dim / 2; ++i) {
             const double a = static_cast<double>(p) * freqs[i];
-            double& z0 = z[hh * hd + 2 * i];
-            double& z1 = z[hh * hd + 2 * i + 1];
+            double& z0 = z[hh * hd + (halves ? i : 2 * i)];
+            double& z1 = z[hh * hd + (halves ? i + hp.rope_dim / 2 : 2 * i + 1)];
             const double r0 = z0 * std::cos(a) - z1 * std::sin(a), r1 = z0 * std::sin(a) + z1 * std::cos(a);
             z0 = r0;
             z1 = r1;
@@ -128,13 +144,14 @@ struct Case {
   bool int8;
   bool kv_f16;
   double bound;
+  const char* arch = "llama";
 };
 
 class ForwardReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ForwardReference, DecodeLogitsMatchFloat64Reference) {
   const Case c = GetParam();
-  const test::TinyModel tm = test::make_tiny_model(test::tiny_hparams(), c.dtype);
+  const test::TinyModel tm = test::make_tiny_model(test::tiny_hparams(c.arch), c.dtype);
   const std::vector<int32_t> tokens = {1, 17, 250, 3, 99, 42, 42, 7, 128, 5, 64, 200, 11, 12, 13, 14, 280, 0, 9, 33};
   const std::vector<Vec> ref = reference_logits(tm, tokens);
   auto be = make_cpu_backend();
@@ -148,15 +165,17 @@ TEST_P(ForwardReference, DecodeLogitsMatchFloat64Reference) {
     std::span<const float> got = be->decode_logits(tokens[p], static_cast<int32_t>(p));
     worst = std::max(worst, max_rel_error(ref[p], got));
   }
-  std::printf("[ forward ] %s int8_activations=%d kv_f16=%d: max relative logit error %.3g (bound %.1g)\n",
+  std::printf("[ forward ] %s %s int8_activations=%d kv_f16=%d: max relative logit error %.3g (bound %.1g)\n", c.arch,
               std::string(dtype_name(c.dtype)).c_str(), c.int8, c.kv_f16, worst, c.bound);
   EXPECT_LT(worst, c.bound);
 }
 
 // One batched prefill gives the logits that position-by-position decode gives, and decode
 // continues from a prefilled KV exactly as from a decoded one.
-TEST(ForwardPrefill, PrefillLogitsEqualSequentialDecodeLogits) {
-  const test::TinyModel tm = test::make_tiny_model(test::tiny_hparams(), DType::Q8_0, 5);
+class ForwardPrefill : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ForwardPrefill, PrefillLogitsEqualSequentialDecodeLogits) {
+  const test::TinyModel tm = test::make_tiny_model(test::tiny_hparams(GetParam()), DType::Q8_0, 5);
   std::vector<int32_t> tokens;
   for (int i = 0; i < 45; ++i) tokens.push_back((i * 37 + 11) % 300);
   BackendOptions opt;
@@ -174,7 +193,7 @@ TEST(ForwardPrefill, PrefillLogitsEqualSequentialDecodeLogits) {
   double worst = 0, scale = 0;
   for (size_t i = 0; i < bl.size(); ++i)
     worst = std::max(worst, std::fabs(double(bl[i]) - seq_logits[i])), scale = std::max(scale, std::fabs(double(seq_logits[i])));
-  std::printf("[ forward ] prefill(45) vs 45 decodes: max relative logit difference %.3g\n", worst / scale);
+  std::printf("[ forward ] %s prefill(45) vs 45 decodes: max relative logit difference %.3g\n", GetParam(), worst / scale);
   EXPECT_LT(worst / scale, 1e-5);
   EXPECT_EQ(top, static_cast<int32_t>(std::max_element(seq_logits.begin(), seq_logits.end()) - seq_logits.begin()));
   // The next decode step agrees too, and decode_argmax equals the argmax of decode_logits.
@@ -185,7 +204,9 @@ TEST(ForwardPrefill, PrefillLogitsEqualSequentialDecodeLogits) {
   for (size_t i = 0; i < lazy.size(); ++i) EXPECT_NEAR(lazy[i], l2[i], 1e-4 * scale);
 }
 
-TEST(ForwardPrefill, ContextFullAndBadTokenAreErrors) {
+INSTANTIATE_TEST_SUITE_P(Architectures, ForwardPrefill, ::testing::Values("llama", "qwen2", "qwen3"));
+
+TEST(ForwardErrors, ContextFullAndBadTokenAreErrors) {
   const test::TinyModel tm = test::make_tiny_model(test::tiny_hparams(), DType::F32, 2);
   BackendOptions opt;
   opt.max_context = 8;
@@ -207,6 +228,13 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, ForwardReference,
                                            Case{DType::Q5_0, true, false, 6e-2}, Case{DType::Q8_0_R16, false, false, 1e-5},
                                            Case{DType::Q8_0_R16, true, false, 6e-2}, Case{DType::Q5_0_R16, true, false, 6e-2},
                                            Case{DType::Q4_K_R16, true, false, 6e-2}, Case{DType::Q6_K_R16, true, false, 6e-2}));
+
+// The architectures' own steps (qkv bias, q/k norm, RoPE on halves) against the same reference.
+INSTANTIATE_TEST_SUITE_P(Architectures, ForwardReference,
+                         ::testing::Values(Case{DType::F32, false, false, 1e-5, "qwen2"},
+                                           Case{DType::F32, false, false, 1e-5, "qwen3"},
+                                           Case{DType::Q8_0, true, false, 6e-2, "qwen2"},
+                                           Case{DType::Q8_0_R16, true, false, 6e-2, "qwen3"}));
 
 }  // namespace
 }  // namespace p64

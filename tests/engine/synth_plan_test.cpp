@@ -108,6 +108,8 @@ TEST(SynthPlan, PresetsHaveThePublishedShapes) {
     float base;
     bool tied;
     float llama3;
+    const char* arch = "llama";
+    float eps = 1e-5f;
   };
   const Want wants[] = {
       {"llama-3.2-3b", 3072, 28, 24, 8, 128, 8192, 128256, 131072, 500000, true, 32},
@@ -115,6 +117,10 @@ TEST(SynthPlan, PresetsHaveThePublishedShapes) {
       {"llama-3.1-8b", 4096, 32, 32, 8, 128, 14336, 128256, 131072, 500000, false, 8},
       {"smollm2-360m", 960, 32, 15, 5, 64, 2560, 49152, 8192, 100000, true, 0},
       {"smollm2-135m", 576, 30, 9, 3, 64, 1536, 49152, 8192, 100000, true, 0},
+      {"qwen2.5-0.5b", 896, 24, 14, 2, 64, 4864, 151936, 32768, 1000000, true, 0, "qwen2", 1e-6f},
+      {"qwen2.5-3b", 2048, 36, 16, 2, 128, 11008, 151936, 32768, 1000000, true, 0, "qwen2", 1e-6f},
+      {"qwen3-0.6b", 1024, 28, 16, 8, 128, 3072, 151936, 40960, 1000000, true, 0, "qwen3", 1e-6f},  // head_dim != 1024 / 16
+      {"qwen3-4b", 2560, 36, 32, 8, 128, 9728, 151936, 40960, 1000000, true, 0, "qwen3", 1e-6f},
   };
   for (const Want& w : wants) {
     const HParams hp = synth_preset(w.name);
@@ -127,7 +133,9 @@ TEST(SynthPlan, PresetsHaveThePublishedShapes) {
     EXPECT_EQ(hp.n_vocab, w.v) << w.name;
     EXPECT_EQ(hp.n_ctx_train, w.ctx) << w.name;
     EXPECT_EQ(hp.rope_base, w.base) << w.name;
-    EXPECT_EQ(hp.rms_eps, 1e-5f) << w.name;
+    EXPECT_EQ(hp.rms_eps, w.eps) << w.name;
+    EXPECT_EQ(hp.arch, w.arch) << w.name;
+    EXPECT_EQ(hp.rope_layout, std::string(w.arch) == "llama" ? RopeLayout::Adjacent : RopeLayout::Halves) << w.name;
     EXPECT_EQ(hp.tied_output, w.tied) << w.name;
     if (w.llama3 > 0) {
       EXPECT_EQ(hp.rope_scaling.type, RopeScalingType::Llama3) << w.name;
@@ -141,6 +149,27 @@ TEST(SynthPlan, PresetsHaveThePublishedShapes) {
   }
   EXPECT_THROW(synth_preset("llama-9b"), Error);
   EXPECT_THROW(synth_quant_from_name("Q3_K_S"), Error);
+}
+
+// Each architecture's tensors, from its table: qwen2 adds three biases a block, qwen3 two
+// head norms; the names and the 1-D F32 shapes are those llama.cpp's loader asks for.
+TEST(SynthPlan, QwenPresetsPlanTheirArchitecturesTensors) {
+  const SynthPlan q2 = plan_synth(synth_preset("qwen2.5-0.5b"), SynthQuant::Q4_K_M);
+  EXPECT_EQ(q2.tensors.size(), 2u + 24u * 12u);  // token_embd and output_norm (tied), 12 a block
+  const SynthTensor& bk = find(q2, "blk.23.attn_k.bias");
+  EXPECT_EQ(bk.type, DType::F32);
+  EXPECT_EQ(bk.ne, std::vector<int64_t>{128});  // kv_dim = 2 x 64
+  EXPECT_EQ(bk.role, SynthRole::Bias);
+  EXPECT_EQ(find(q2, "blk.0.attn_q.bias").ne, std::vector<int64_t>{896});
+  EXPECT_EQ(find(q2, "blk.0.attn_q.weight").type, DType::Q5_0);  // 896 is not a multiple of 256
+  const SynthPlan q3 = plan_synth(synth_preset("qwen3-0.6b"), SynthQuant::Q4_K_M);
+  EXPECT_EQ(q3.tensors.size(), 2u + 28u * 11u);
+  const SynthTensor& qn = find(q3, "blk.5.attn_q_norm.weight");
+  EXPECT_EQ(qn.ne, std::vector<int64_t>{128});
+  EXPECT_EQ(qn.role, SynthRole::HeadNorm);
+  EXPECT_EQ(find(q3, "blk.5.attn_q.weight").ne, (std::vector<int64_t>{1024, 2048}));  // q_dim 16 x 128
+  EXPECT_EQ(find(q3, "blk.5.attn_output.weight").ne, (std::vector<int64_t>{2048, 1024}));
+  for (const SynthTensor& t : q3.tensors) EXPECT_EQ(t.name.find(".bias"), std::string::npos) << t.name;
 }
 
 TEST(SynthPlan, Llama3RopeFactors) {
