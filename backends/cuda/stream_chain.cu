@@ -73,6 +73,20 @@ __device__ void grid_barrier(unsigned* counter, unsigned generation, int* fault)
   __syncthreads();
 }
 
+// The op's input copied into shared memory by the whole block (through L2: another block may
+// have written it), so each round reads its 32 activations there instead of from L1/L2.
+__device__ ActRef stage_activations(const StreamChainOp& op, unsigned char* smem) {
+  uint4* xq = reinterpret_cast<uint4*>(smem);
+  float* xd = reinterpret_cast<float*>(smem + op.n * 2);
+  float* xs = xd + op.n / 32;
+  __syncthreads();  // every warp is done with the previous op's input
+  for (int64_t i = threadIdx.x; i < op.n / 8; i += blockDim.x) xq[i] = __ldcg(static_cast<const uint4*>(op.xq) + i);
+  for (int64_t i = threadIdx.x; i < op.n / 32; i += blockDim.x) xd[i] = __ldcg(op.xd + i);
+  for (int64_t i = threadIdx.x; i < op.n / 16; i += blockDim.x) xs[i] = __ldcg(op.xs + i);
+  __syncthreads();
+  return ActRef{nullptr, xq, xd, xs};
+}
+
 template <int RING, bool BULK, int W>
 __global__ void __launch_bounds__(W * 32, 1) stream_chain_kernel(const StreamChainLaunch a) {
   extern __shared__ __align__(16) unsigned char ring_all[];
@@ -83,6 +97,7 @@ __global__ void __launch_bounds__(W * 32, 1) stream_chain_kernel(const StreamCha
   uint64_t* bars = reinterpret_cast<uint64_t*>(ring_all + size_t(W) * RING * kStreamRoundBytes) + warp * RING;
   const uint8_t* src = a.stream + (a.interleaved ? 0 : a.warp_begin[slot]);
   const int64_t total = a.weights ? int64_t(a.warp_begin[slot + 1] - a.warp_begin[slot]) / kStreamRoundBytes : 0;
+  unsigned char* act_smem = ring_all + size_t(W) * RING * (kStreamRoundBytes + 8);
   int64_t issued = 0, consumed = 0;
   if constexpr (BULK) {
     if (lane == 0)
@@ -123,7 +138,8 @@ __global__ void __launch_bounds__(W * 32, 1) stream_chain_kernel(const StreamCha
 #pragma unroll 1
   for (int k = 0; k < a.nops; ++k) {
     const StreamChainOp op = a.ops[k];
-    const ActRef act{nullptr, op.xq, op.xd, op.xs};
+    ActRef act{nullptr, op.xq, op.xd, op.xs};
+    if (a.stage_act) act = stage_activations(op, act_smem);
     const int64_t groups = a.weights ? op.rows / kStreamRows : 0;
     const int rounds = int(op.n / 1024);
 #pragma unroll 1
@@ -162,7 +178,10 @@ __global__ void __launch_bounds__(W * 32, 1) stream_chain_kernel(const StreamCha
 
 }  // namespace
 
-size_t stream_chain_smem(int ring, int warps) { return size_t(ring) * (kStreamRoundBytes + 8) * warps; }
+size_t stream_chain_smem(int ring, int warps, int64_t staged_n) {
+  return size_t(ring) * (kStreamRoundBytes + 8) * warps + size_t(staged_n) * 2 + size_t(staged_n) / 32 * 4 +
+         size_t(staged_n) / 16 * 4;
+}
 
 void launch_stream_chain(const StreamChainLaunch& l, cudaStream_t stream) {
   if (l.ring != 4 && l.ring != 8) throw Error("stream chain: ring must be 4 or 8 rounds (got " + std::to_string(l.ring) + ")");
@@ -172,7 +191,7 @@ void launch_stream_chain(const StreamChainLaunch& l, cudaStream_t stream) {
       l.warps == 32 ? (l.bulk ? stream_chain_kernel<4, true, 32> : stream_chain_kernel<4, false, 32>)
       : l.ring == 4 ? (l.bulk ? stream_chain_kernel<4, true, 16> : stream_chain_kernel<4, false, 16>)
                     : (l.bulk ? stream_chain_kernel<8, true, 16> : stream_chain_kernel<8, false, 16>);
-  const size_t smem = stream_chain_smem(l.ring, l.warps);
+  const size_t smem = stream_chain_smem(l.ring, l.warps, l.stage_act ? l.max_n : 0);
   P64_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(smem)));
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = dim3(unsigned(l.blocks));

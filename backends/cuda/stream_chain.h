@@ -40,10 +40,13 @@ struct StreamChainLaunch {
   bool bulk = false;                   // one bulk copy (TMA) per round instead of 16 bytes a lane
   bool weights = true;                 // false: only the barriers (their own cost)
   bool interleaved = false;            // the plan's order of rounds (stream_layout.h)
+  bool stage_act = false;              // each op's input copied into shared memory by the block first
+  int64_t max_n = 0;                   // with stage_act: the widest op's n
 };
 
-// Shared memory one block of `warps` warps needs for `ring` rounds per warp.
-size_t stream_chain_smem(int ring, int warps);
+// Shared memory one block of `warps` warps needs for `ring` rounds per warp and an input of
+// `staged_n` elements staged in shared memory (0: none).
+size_t stream_chain_smem(int ring, int warps, int64_t staged_n);
 void launch_stream_chain(const StreamChainLaunch& l, cudaStream_t stream);
 
 }  // namespace p64::cuda

@@ -155,10 +155,11 @@ TEST(StreamChain, MatchesTheDecodeGemvOnEveryMatrix) {
     for (int ring : {4, 8})
       for (bool barriers : {true, false})
       for (bool bulk : {false, true})
-      for (bool interleaved : {false, true}) {
+      for (bool interleaved : {false, true})
+      for (bool stage : {false, true}) {
         if (warps == 32 && ring != 4) continue;
         SCOPED_TRACE("blocks " + std::to_string(blocks) + " warps " + std::to_string(warps) + " ring " + std::to_string(ring) +
-                     (barriers ? " barriers" : " no barriers") + (bulk ? " bulk copies" : " cp.async") + (interleaved ? " interleaved" : " per warp"));
+                     (barriers ? " barriers" : " no barriers") + (bulk ? " bulk copies" : " cp.async") + (interleaved ? " interleaved" : " per warp") + (stage ? " staged input" : ""));
         const cuda::StreamPlan plan = cuda::plan_stream(shapes, blocks, warps, interleaved);
         for (size_t m = 0; m < ops.size(); ++m) ops[m].round_base = plan.round_base[m];
         std::vector<uint8_t> bytes(plan.bytes());
@@ -180,6 +181,8 @@ TEST(StreamChain, MatchesTheDecodeGemvOnEveryMatrix) {
         l.bulk = bulk;
         l.interleaved = interleaved;
         l.warps = warps;
+        l.stage_act = stage;
+        l.max_n = 8192;
         got.poison();
         cuda::launch_stream_chain(l, nullptr);
         const std::vector<float> out = got.download();
