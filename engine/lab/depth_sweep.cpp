@@ -7,26 +7,18 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/common/text.h"
 #include "engine/model/model.h"
 
 namespace p64 {
-namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace
 
 std::vector<int> parse_depths(std::string_view text) {
   const std::string all(text);
-  if (trim(text).empty()) throw Error("no depth given (a list such as 0,512,4096)");
+  if (trim_blanks(text).empty()) throw Error("no depth given (a list such as 0,512,4096)");
   std::vector<int> depths;
   for (size_t item = 1;; ++item) {
     const size_t comma = text.find(',');
-    const std::string_view piece = trim(text.substr(0, comma));
+    const std::string_view piece = trim_blanks(text.substr(0, comma));
     const std::string what = "item " + std::to_string(item) + " of '" + all + "'";
     if (piece.empty()) throw Error(what + " is empty");
     long long v = 0;

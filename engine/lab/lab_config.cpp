@@ -6,18 +6,13 @@
 #include <vector>
 
 #include "engine/common/error.h"
+#include "engine/common/text.h"
 #include "engine/lab/software_device.h"
 #include "engine/runtime/backend_registry.h"
 #include "engine/runtime/host_bandwidth.h"
 
 namespace p64 {
 namespace {
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 uint32_t parse_u32(std::string_view key, std::string_view v) {
   try {
@@ -36,13 +31,13 @@ LabConfig LabConfig::parse(std::string_view text) {
   LabConfig c;
   while (!text.empty()) {
     const size_t comma = text.find(',');
-    const std::string_view item = trim(text.substr(0, comma));
+    const std::string_view item = trim_blanks(text.substr(0, comma));
     text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
     if (item.empty()) continue;
     const size_t eq = item.find('=');
     if (eq == std::string_view::npos)
       throw Error("config: '" + std::string(item) + "' is not KEY=VALUE (keys: backend, opt.NAME, threads, ctx, device)");
-    const std::string_view key = trim(item.substr(0, eq)), value = trim(item.substr(eq + 1));
+    const std::string_view key = trim_blanks(item.substr(0, eq)), value = trim_blanks(item.substr(eq + 1));
     if (key == "backend") c.backend = std::string(value);
     else if (key.rfind("opt.", 0) == 0 && key.size() > 4) c.switches[std::string(key.substr(4))] = std::string(value);
     else if (key == "threads") c.threads = parse_u32(key, value);
