@@ -49,7 +49,7 @@ void print_machine(const DecodeProxyResult& r) {
     std::printf("    decode energy %s tok/J (%s)\n", format_min_median_max(r.energy->tok_per_j, 2).c_str(),
                 r.energy->source.c_str());
   else if (r.energy)
-    std::printf("    decode energy: unknown (%s: no reading moved over a decode)\n", r.energy->source.c_str());
+    std::printf("    decode energy: unknown (%s: no usable reading around any decode)\n", r.energy->source.c_str());
 }
 
 // A measured run's decode tokens per joule, "" where its energy is unknown.

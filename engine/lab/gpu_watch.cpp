@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/lab/nvml_api.h"
+
 namespace p64 {
 namespace {
 
@@ -40,8 +42,13 @@ GpuLoad summarise_gpu(const std::vector<GpuSample>& samples, std::string device)
   g.samples = static_cast<int>(samples.size());
   double power_sum = 0;
   int power_n = 0;
+  // A clock read while the GPU sat idle (between kernels) tells nothing of a slowdown: the SM
+  // range is taken over the samples that found it working, or over all when none did.
+  auto idle = [](const GpuSample& s) { return s.reasons_known && (s.reasons & nvml::kReasonGpuIdle); };
+  const bool any_working = std::any_of(samples.begin(), samples.end(), [&](const GpuSample& s) { return !idle(s); });
   for (const GpuSample& s : samples) {
-    widen(s.sm_mhz, g.sm_mhz_min, g.sm_mhz_max);
+    if (idle(s)) ++g.idle_samples;
+    if (!any_working || !idle(s)) widen(s.sm_mhz, g.sm_mhz_min, g.sm_mhz_max);
     widen(s.mem_mhz, g.mem_mhz_min, g.mem_mhz_max);
     if (s.power_w >= 0) {
       power_sum += s.power_w;
@@ -93,6 +100,7 @@ void to_json(nlohmann::json& j, const GpuLoad& g) {
   j = nlohmann::json{{"available", true},
                      {"device", g.device},
                      {"samples", g.samples},
+                     {"idle_samples", g.idle_samples},
                      {"sm_mhz_min", known(g.sm_mhz_min, g.sm_mhz_min > 0)},
                      {"sm_mhz_max", known(g.sm_mhz_max, g.sm_mhz_max > 0)},
                      {"mem_mhz_min", known(g.mem_mhz_min, g.mem_mhz_min > 0)},

@@ -19,7 +19,8 @@ struct GpuLoad {
   std::string device;       // which GPU was read, e.g. "PCI 0000:65:00.0"
   std::string unavailable;  // why there are no figures (no NVML, no driver); "" when there are
   int samples = 0;
-  double sm_mhz_min = 0, sm_mhz_max = 0;    // 0: unknown
+  int idle_samples = 0;  // samples that found the GPU idle (its clocks-event reason says so)
+  double sm_mhz_min = 0, sm_mhz_max = 0;    // over the samples that found it working; 0: unknown
   double mem_mhz_min = 0, mem_mhz_max = 0;  // 0: unknown
   double power_w_mean = -1, power_w_max = -1;  // < 0: unknown
   bool reasons_known = false;

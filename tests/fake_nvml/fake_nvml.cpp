@@ -8,7 +8,8 @@
 //   mem=N           memory clock in MHz (2619)
 //   power_mw=N      board power in milliwatts (300000)
 //   energy_step_mj=N  each energy read advances the counter by N mJ; 0: not supported (500)
-//   reasons=N       clocks-event reason bits, decimal or 0x hex; "none": not supported (0)
+//   reasons=A,B,... clocks-event reason bits per read, the last repeated, decimal or 0x hex;
+//                   "none": not supported (0)
 // Built a second time with P64_FAKE_NVML_WITHOUT_CLOCK_INFO: a library that lacks one function.
 #include <atomic>
 #include <cstdlib>
@@ -29,17 +30,36 @@ struct Steering {
   unsigned power_mw = 300000;
   unsigned long long energy_step_mj = 500;
   bool reasons_supported = true;
-  unsigned long long reasons = 0;
+  std::vector<unsigned long long> reasons{0};
 };
 
 Steering g_steer;
 std::atomic<unsigned> g_sm_reads{0};
+std::atomic<unsigned> g_reason_reads{0};
 std::atomic<unsigned long long> g_energy_mj{1000000};
 std::atomic<int> g_sessions{0};
 char g_device_storage;
 nvmlDevice_t device0() { return reinterpret_cast<nvmlDevice_t>(&g_device_storage); }
 
 unsigned long long number(const std::string& v) { return std::strtoull(v.c_str(), nullptr, 0); }
+
+std::vector<unsigned long long> numbers(const std::string& list) {
+  std::vector<unsigned long long> out;
+  for (size_t p = 0; p <= list.size();) {
+    size_t comma = list.find(',', p);
+    if (comma == std::string::npos) comma = list.size();
+    out.push_back(number(list.substr(p, comma - p)));
+    p = comma + 1;
+  }
+  return out;
+}
+
+// The read-th value of a steered sequence: each in turn, then the last one for good.
+template <class T>
+T nth(const std::vector<T>& values, std::atomic<unsigned>& reads) {
+  const unsigned n = reads++;
+  return values[n < values.size() ? n : values.size() - 1];
+}
 
 Steering parse(const char* text) {
   Steering s;
@@ -60,15 +80,10 @@ Steering parse(const char* text) {
     else if (key == "power_mw") s.power_mw = static_cast<unsigned>(number(value));
     else if (key == "energy_step_mj") s.energy_step_mj = number(value);
     else if (key == "reasons" && value == "none") s.reasons_supported = false;
-    else if (key == "reasons") s.reasons = number(value);
+    else if (key == "reasons") s.reasons = numbers(value);
     else if (key == "sm") {
       s.sm.clear();
-      for (size_t p = 0; p <= value.size();) {
-        size_t comma = value.find(',', p);
-        if (comma == std::string::npos) comma = value.size();
-        s.sm.push_back(static_cast<unsigned>(number(value.substr(p, comma - p))));
-        p = comma + 1;
-      }
+      for (unsigned long long mhz : numbers(value)) s.sm.push_back(static_cast<unsigned>(mhz));
     }
   }
   return s;
@@ -83,6 +98,7 @@ bool known(nvmlDevice_t d) { return d == device0(); }
 FAKE_NVML_EXPORT nvmlReturn_t nvmlInit_v2(void) {
   g_steer = parse(std::getenv("P64_FAKE_NVML"));
   g_sm_reads = 0;
+  g_reason_reads = 0;
   if (g_steer.init != 0) return g_steer.init;
   ++g_sessions;
   return p64::nvml::kSuccess;
@@ -121,9 +137,8 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlCl
     *mhz = g_steer.mem;
     return p64::nvml::kSuccess;
   }
-  if (type != p64::nvml::kClockSm || g_steer.sm.empty()) return p64::nvml::kErrorNotSupported;
-  const unsigned n = g_sm_reads++;
-  *mhz = g_steer.sm[n < g_steer.sm.size() ? n : g_steer.sm.size() - 1];
+  if (type != p64::nvml::kClockSm) return p64::nvml::kErrorNotSupported;
+  *mhz = nth(g_steer.sm, g_sm_reads);
   return p64::nvml::kSuccess;
 }
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetClockInfo), nvmlDeviceGetClockInfo_fn>);
@@ -145,7 +160,7 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t d
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t device, unsigned long long* reasons) {
   if (!known(device)) return p64::nvml::kErrorNotFound;
   if (!g_steer.reasons_supported) return p64::nvml::kErrorNotSupported;
-  *reasons = g_steer.reasons;
+  *reasons = nth(g_steer.reasons, g_reason_reads);
   return p64::nvml::kSuccess;
 }
 

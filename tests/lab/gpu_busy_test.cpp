@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/decode_test_models.h"
 #include "engine/lab/ab.h"
 #include "engine/lab/decode_proxy.h"
+#include "engine/lab/experiment.h"
+#include "engine/lab/store.h"
 #include "lab/toy_backend.h"
 #include "support/scoped_env.h"
 
@@ -131,6 +134,12 @@ TEST(GpuBusy, ASmClockDropOfThirtyPercentFlagsTheRun) {
   // 5% is within the rule.
   r = measure(cuda_device(), P64_FAKE_NVML_PATH, "sm=2000,1900");
   EXPECT_TRUE(gpu_reasons(r.busy).empty()) << busy_line(r.busy);
+  // A clock that fell while the GPU sat idle between kernels is no slowdown.
+  r = measure(cuda_device(), P64_FAKE_NVML_PATH, "sm=2000,1400;reasons=0,0x1");
+  EXPECT_TRUE(gpu_reasons(r.busy).empty()) << busy_line(r.busy);
+  ASSERT_TRUE(r.machine.gpu.has_value());
+  EXPECT_EQ(r.machine.gpu->idle_samples, r.machine.gpu->samples - 1);
+  EXPECT_DOUBLE_EQ(r.machine.gpu->sm_mhz_min, 2000);
 }
 
 TEST(GpuBusy, WithoutAnEnergyCounterPowerTimesDecodeTimeStandsIn) {
@@ -154,6 +163,39 @@ TEST(GpuBusy, OtherBackendsChangeNothing) {
   const nlohmann::json j = r;
   EXPECT_FALSE(j["machine"].contains("gpu"));
   EXPECT_FALSE(j.contains("energy"));
+}
+
+// Through the one engine call, a CUDA run's GPU figures and tok/J land in the stored run.
+TEST(GpuBusy, TheStoredRunKeepsItsGpuFiguresAndEnergy) {
+  const test::ScopedEnv lib("P64_NVML_LIBRARY", P64_FAKE_NVML_PATH);
+  const test::ScopedEnv fake("P64_FAKE_NVML", "sm=1500;power_mw=200000;energy_step_mj=500;reasons=0x20");
+  test::register_toy_backend("toy-nvml-store", cuda_device());
+  test::TempDir dir;
+  Store::Options no_import;
+  no_import.import_plan_history = false;
+  ExperimentRequest req;
+  req.model_path = test::stories260k_p64();
+  req.config = LabConfig::parse("backend=toy-nvml-store");
+  req.decode_tokens = kDecodeTokens;
+  req.prompt_tokens = 4;
+  req.runs = 2;
+  req.warmup = 0;
+  req.machine_probe = unknown_machine;
+  req.store_path = (dir / "lab.db").string();
+  Store::open(req.store_path, no_import);
+  const ExperimentOutcome out = run_experiment(req);
+  ASSERT_GT(out.run_id, 0);
+
+  const std::optional<RunRecord> run = Store::open(req.store_path, no_import)->run(out.run_id);
+  ASSERT_TRUE(run);
+  const nlohmann::json summary = nlohmann::json::parse(run->summary_json);
+  EXPECT_TRUE(summary["busy"].get<bool>());
+  EXPECT_EQ(summary["machine"]["gpu"]["device"], "PCI 0000:65:00.0");
+  EXPECT_DOUBLE_EQ(summary["machine"]["gpu"]["sm_mhz_max"].get<double>(), 1500);
+  EXPECT_DOUBLE_EQ(summary["machine"]["gpu"]["power_w_mean"].get<double>(), 200);
+  EXPECT_EQ(summary["machine"]["gpu"]["throttle_reasons"], nlohmann::json::array({"SW thermal slowdown"}));
+  EXPECT_EQ(summary["energy"]["source"], "NVML energy counter");
+  EXPECT_DOUBLE_EQ(summary["energy"]["tok_per_j"]["median"].get<double>(), kDecodeTokens / 0.5);
 }
 
 // An A/B of a CPU-like side against a CUDA side: the GPU's slowdown is B's alone, and only B
