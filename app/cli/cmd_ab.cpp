@@ -77,6 +77,11 @@ void run(const Args& a) {
   std::printf("  test: %s\n", describe_test(o).c_str());
   for (const auto& [side, busy] : {std::pair{"A", &r.a.busy}, std::pair{"B", &r.b.busy}})
     std::printf("  machine during %s: %s\n", side, busy_line(*busy).c_str());
+  if (r.machine.gpu) std::printf("  GPU during A/B: %s\n", gpu_line(*r.machine.gpu).c_str());
+  for (const auto& [side, s] : {std::pair{"A", &r.a}, std::pair{"B", &r.b}})
+    if (s->energy && s->energy->tok_per_j.n > 0)
+      std::printf("  decode energy %s: %s tok/J (%s)\n", side, format_min_median_max(s->energy->tok_per_j, 2).c_str(),
+                  s->energy->source.c_str());
   auto gate_line = [&](const char* side, const std::optional<QualityReport>& q, bool is_reference) {
     if (q) std::printf("  quality %s vs reference: %s\n", side, q->summary().c_str());
     else if (is_reference) std::printf("  quality %s vs reference: %s is the reference\n", side, r.reference.c_str());

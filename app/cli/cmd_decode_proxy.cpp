@@ -44,6 +44,20 @@ void print_machine(const DecodeProxyResult& r) {
     std::printf("    %.1f tasks runnable on average (at most %.0f) for %d cores over %d samples; 1-minute load %.2f\n",
                 m.runnable_mean, m.runnable_max, m.cores, m.samples, m.load1);
   if (m.cpu_mhz_max > 0) std::printf("    CPU clock %.0f-%.0f MHz\n", m.cpu_mhz_min, m.cpu_mhz_max);
+  if (m.gpu) std::printf("    GPU %s\n", gpu_line(*m.gpu).c_str());
+  if (r.energy && r.energy->tok_per_j.n > 0)
+    std::printf("    decode energy %s tok/J (%s)\n", format_min_median_max(r.energy->tok_per_j, 2).c_str(),
+                r.energy->source.c_str());
+  else if (r.energy)
+    std::printf("    decode energy: unknown (%s: no usable reading around any decode)\n", r.energy->source.c_str());
+}
+
+// A measured run's decode tokens per joule, "" where its energy is unknown.
+std::string tok_per_j_cell(const DecodeProxyResult& r, size_t measured_index) {
+  if (!r.energy || measured_index >= r.energy->joules.size() || r.energy->joules[measured_index] <= 0) return "";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.2f", r.params.decode_tokens / r.energy->joules[measured_index]);
+  return b;
 }
 
 void run(const Args& a) {
@@ -86,11 +100,16 @@ void run(const Args& a) {
   std::printf("  prompt %d ids: %s\n  decode %d tokens per run, %d warm-up, %d runs%s\n", a.prompt_tokens,
               r.prompt.rule.c_str(), a.tokens, a.warmup, a.runs,
               a.warm ? (", " + std::to_string(a.warm) + " warm repeats").c_str() : "");
-  std::printf("\n  %-4s %-5s %12s %13s %9s %9s %7s\n", "run", "warm", "decode tok/s", "prefill tok/s", "ttft ms",
-              "eff GB/s", "share");
-  for (const auto& s : r.samples)
-    std::printf("  %-4d %-5s %12.2f %13.2f %9.2f %9.3f %6.1f%%\n", s.rep + 1, s.warm ? "yes" : "", s.decode_tok_s,
+  std::printf("\n  %-4s %-5s %12s %13s %9s %9s %7s%s\n", "run", "warm", "decode tok/s", "prefill tok/s", "ttft ms",
+              "eff GB/s", "share", r.energy ? "    tok/J" : "");
+  size_t measured = 0;
+  for (const auto& s : r.samples) {
+    const std::string tok_per_j = s.warm ? "" : tok_per_j_cell(r, measured++);
+    std::printf("  %-4d %-5s %12.2f %13.2f %9.2f %9.3f %6.1f%%", s.rep + 1, s.warm ? "yes" : "", s.decode_tok_s,
                 s.prefill_tok_s, s.ttft_ms, s.effective_gbs, 100.0 * s.bandwidth_share);
+    if (r.energy) std::printf(" %8s", tok_per_j.c_str());
+    std::printf("\n");
+  }
   std::printf("\n  decode tok/s   %s  (median [min-max] ± stddev)\n", format_min_median_max(r.decode_tok_s, 2).c_str());
   std::printf("  prefill tok/s  %s\n", format_min_median_max(r.prefill_tok_s, 2).c_str());
   std::printf("  ttft ms        %s\n", format_min_median_max(r.ttft_ms, 2).c_str());

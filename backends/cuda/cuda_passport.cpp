@@ -45,6 +45,9 @@ Passport collect_cuda_passport(int dev, cudaStream_t stream) {
   d.compute_capability = std::to_string(attr(cudaDevAttrComputeCapabilityMajor, dev)) + "." +
                          std::to_string(attr(cudaDevAttrComputeCapabilityMinor, dev));
   d.device_type = "gpu";
+  char bus_id[32] = {};
+  if (cudaDeviceGetPCIBusId(bus_id, sizeof bus_id, dev) == cudaSuccess) d.pci_bus_id = bus_id;
+  else cudaGetLastError();  // no bus id: the lab then reads NVML only where one GPU is present
   d.multiprocessors = uint32_t(attr(cudaDevAttrMultiProcessorCount, dev));
   size_t free_b = 0, total_b = 0;
   P64_CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));

@@ -109,6 +109,12 @@ AbResult run_ab(const LabConfig& ca, std::shared_ptr<const Model> model_a, const
   };
   fill(r.a, ca, la, *model_a);
   fill(r.b, cb, lb, *model_b);
+  // A CUDA side's GPU; both sides on one GPU share its NVML session.
+  const DeviceFacts &dev_a = la.passport.device, &dev_b = lb.passport.device;
+  const GpuSource gpu_a = gpu_source_for(dev_a);
+  const bool same_gpu = dev_a.backend == "cuda" && dev_b.backend == "cuda" && dev_a.pci_bus_id == dev_b.pci_bus_id;
+  const GpuSource gpu_b = same_gpu ? gpu_a : gpu_source_for(dev_b);
+  const GpuSource& watched = gpu_b.wanted() ? gpu_b : gpu_a;  // B's GPU (the side judged), else A's
 
   DecodeProxyParams one;
   one.decode_tokens = p.decode_tokens;
@@ -119,11 +125,18 @@ AbResult run_ab(const LabConfig& ca, std::shared_ptr<const Model> model_a, const
   const int steps = 2 * (p.warmup + p.runs);
   std::vector<int32_t> a_generated;
   std::optional<MachineWatch> watch;
+  std::optional<GpuWatch> gpu_watch;
+  std::vector<double> decode_j[2];
+  std::string energy_source[2];
   for (int i = 0; i < p.warmup + p.runs; ++i) {
-    if (i == p.warmup && p.machine_probe) watch.emplace(p.machine_probe);
+    if (i == p.warmup && p.machine_probe) {
+      watch.emplace(p.machine_probe);
+      if (watched.monitor) gpu_watch.emplace(watched.monitor);
+    }
     for (int side = 0; side < 2; ++side) {
       LoadedBackend& l = side == 0 ? la : lb;
       AbSide& s = side == 0 ? r.a : r.b;
+      one.gpu = side == 0 ? gpu_a : gpu_b;
       DecodeProxyResult d = run_decode_proxy(*l.backend, side == 0 ? *model_a : *model_b, l.passport, one);
       if (side == 0) a_generated = d.generated;
       if (i >= p.warmup) {
@@ -131,6 +144,10 @@ AbResult run_ab(const LabConfig& ca, std::shared_ptr<const Model> model_a, const
         rec.rep = i - p.warmup;
         rec.side = side == 0 ? "a" : "b";
         s.samples.push_back(rec);
+        if (d.energy) {
+          energy_source[side] = d.energy->source;
+          decode_j[side].push_back(d.energy->joules.at(0));
+        }
       }
       if (progress) {
         char what[128];
@@ -145,11 +162,25 @@ AbResult run_ab(const LabConfig& ca, std::shared_ptr<const Model> model_a, const
     for (const auto& x : s.samples) v.push_back(x.decode_tok_s);
     return v;
   };
-  if (watch) r.machine = watch->stop();
+  if (watch) {
+    r.machine = watch->stop();
+    if (gpu_watch) r.machine.gpu = gpu_watch->stop();
+    else if (watched.wanted()) r.machine.gpu = unavailable_gpu(watched.unavailable);
+  }
   r.a.decode_tok_s = min_median_max(tok_s(r.a));
   r.b.decode_tok_s = min_median_max(tok_s(r.b));
-  r.a.busy = busy_flag(r.a.decode_tok_s, r.machine);
-  r.b.busy = busy_flag(r.b.decode_tok_s, r.machine);
+  // The watched GPU judges only the side(s) that ran on it.
+  auto machine_of = [&](bool ran_on_watched) {
+    MachineLoad m = r.machine;
+    if (!ran_on_watched) m.gpu.reset();
+    return m;
+  };
+  r.a.busy = busy_flag(r.a.decode_tok_s, machine_of(gpu_a.wanted() && (same_gpu || !gpu_b.wanted())));
+  r.b.busy = busy_flag(r.b.decode_tok_s, machine_of(gpu_b.wanted()));
+  for (int side = 0; side < 2; ++side)
+    if (!energy_source[side].empty())
+      (side == 0 ? r.a : r.b).energy =
+          summarise_decode_energy(energy_source[side], std::move(decode_j[side]), p.decode_tokens);
 
   // Quality on realistic tokens: the prompt, then A's own greedy continuation.
   std::vector<int32_t> tokens = proxy_prompt(*model_a, p.prompt_tokens).ids;
@@ -233,6 +264,7 @@ nlohmann::json ab_to_json(const AbResult& r, const VerdictOutcome& o) {
   for (const AbSide* s : {&r.a, &r.b}) {
     auto& arr = j[s == &r.a ? "a" : "b"]["samples"] = nlohmann::json::array();
     for (const auto& x : s->samples) arr.push_back(x.decode_tok_s);
+    if (s->energy) j[s == &r.a ? "a" : "b"]["energy"] = *s->energy;
   }
   return j;
 }

@@ -40,12 +40,14 @@ struct AbSide {
   std::vector<SampleRecord> samples;  // side "a" or "b", rep = interleave index
   MinMedianMax decode_tok_s;
   BusyFlag busy;  // this side's CV, and the machine over the whole interleaved measurement
+  std::optional<DecodeEnergy> energy;  // a CUDA side's decode energy per measured run, where NVML read it
 };
 
 struct AbResult {
   AbParams params;
   AbSide a, b;
-  MachineLoad machine;      // over the measured runs of both sides
+  // Over the measured runs of both sides; its GPU is B's when B runs on CUDA, else A's.
+  MachineLoad machine;
   std::string switch_name;  // the switch judged (from --switch, or the one that differs)
   // The switch's value on each side: given in the config, else the backend's default.
   std::string switch_a_value, switch_b_value;

@@ -96,21 +96,31 @@ DecodeProxyResult run_decode_proxy(Backend& backend, const Model& model, const P
 
   const int total = params.warmup + params.runs + params.warm_repeats;
   std::optional<MachineWatch> watch;
+  std::optional<GpuWatch> gpu_watch;
+  std::optional<DecodeEnergyMeter> energy;
+  if (params.gpu.monitor) energy.emplace(*params.gpu.monitor);
+  std::vector<double> decode_j;
   for (int run = 0; run < total; ++run) {
     const bool is_warmup = run < params.warmup;
-    if (run == params.warmup && params.machine_probe) watch.emplace(params.machine_probe);
+    if (run == params.warmup && params.machine_probe) {
+      watch.emplace(params.machine_probe);
+      if (params.gpu.monitor) gpu_watch.emplace(params.gpu.monitor);
+    }
     const bool is_warm = run >= params.warmup + params.runs;
     const auto t0 = Clock::now();
     int32_t token = prefills ? backend.prefill(r.prompt.ids, 0) : r.prompt.ids.front();
     const double prefill_s = prefills ? seconds_since(t0) : 0.0;
     std::vector<int32_t> generated;
     if (prefills) generated.push_back(token);
+    if (energy) energy->begin();
     const auto t1 = Clock::now();
     for (int i = 0; i < params.decode_tokens; ++i) {
       token = backend.decode_argmax(token, params.prompt_tokens + i);
       generated.push_back(token);
     }
     const double decode_s = seconds_since(t1);
+    const double joules = energy ? energy->end(decode_s) : -1;
+    if (energy && !is_warmup && !is_warm) decode_j.push_back(joules);
 
     SampleRecord s;
     s.rep = static_cast<int32_t>(r.samples.size());
@@ -138,7 +148,12 @@ DecodeProxyResult run_decode_proxy(Backend& backend, const Model& model, const P
     }
   }
 
-  if (watch) r.machine = watch->stop();
+  if (watch) {
+    r.machine = watch->stop();
+    if (gpu_watch) r.machine.gpu = gpu_watch->stop();
+    else if (params.gpu.wanted()) r.machine.gpu = unavailable_gpu(params.gpu.unavailable);
+  }
+  if (energy) r.energy = summarise_decode_energy(energy->source(), std::move(decode_j), params.decode_tokens);
   const auto measured = column(r.samples, &SampleRecord::decode_tok_s, false);
   r.decode_tok_s = min_median_max(measured);
   r.busy = busy_flag(r.decode_tok_s, r.machine);
@@ -199,6 +214,7 @@ void to_json(nlohmann::json& j, const DecodeProxyResult& r) {
                        {"bandwidth_share", s.bandwidth_share},
                        {"peak_device_bytes", s.peak_device_bytes}});
   j["samples"] = samples;
+  if (r.energy) j["energy"] = *r.energy;
   if (r.params.warm_repeats > 0)
     j["warm"] = {{"decode_tok_s", r.warm_decode_tok_s},
                  {"steady_over_peak", r.warm_over_peak},

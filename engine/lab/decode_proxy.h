@@ -3,6 +3,7 @@
 // fixed prompt and N greedy decode steps; decode tok/s counts decode steps over decode wall
 // time only (tokens are tokens: never characters or provenance length).
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,8 @@
 
 #include "engine/common/progress.h"
 #include "engine/lab/compute_ceiling.h"
+#include "engine/lab/decode_energy.h"
+#include "engine/lab/gpu_monitor.h"
 #include "engine/lab/machine_load.h"
 #include "engine/lab/stats.h"
 #include "engine/lab/store_types.h"
@@ -26,6 +29,9 @@ struct DecodeProxyParams {
   // Watches the machine over the measured runs (tests inject one); empty: no watch (an A/B
   // watches its interleaved runs as a whole).
   MachineProbe machine_probe = read_machine_sample;
+  // The GPU of a CUDA run (gpu_source_for): watched with the machine, and its energy read around
+  // each decode. Empty: no GPU figures (any other backend).
+  GpuSource gpu;
 };
 
 // The deterministic prompt every decode-proxy and A/B run uses, and how it was made.
@@ -64,6 +70,7 @@ struct DecodeProxyResult {
   // The machine over the measured runs, and whether it (or the runs' CV) says it was busy.
   MachineLoad machine;
   BusyFlag busy;
+  std::optional<DecodeEnergy> energy;  // the measured runs' decode energy, where a GPU monitor read it
 };
 
 // The backend is loaded with the model already. Progress is reported once per run;

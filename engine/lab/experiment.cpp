@@ -40,7 +40,7 @@ nlohmann::json run_params(const ExperimentRequest& r) {
   return p;
 }
 
-DecodeProxyParams proxy_params(const ExperimentRequest& r, int prompt_tokens) {
+DecodeProxyParams proxy_params(const ExperimentRequest& r, int prompt_tokens, const GpuSource& gpu) {
   DecodeProxyParams p;
   p.decode_tokens = r.decode_tokens;
   p.prompt_tokens = prompt_tokens;
@@ -48,6 +48,7 @@ DecodeProxyParams proxy_params(const ExperimentRequest& r, int prompt_tokens) {
   p.warmup = r.warmup;
   p.warm_repeats = r.warm_repeats;
   p.machine_probe = r.machine_probe;
+  p.gpu = gpu;
   return p;
 }
 
@@ -120,6 +121,7 @@ ExperimentOutcome run_experiment(const ExperimentRequest& r, const ExperimentPro
     s.peak_device_bytes = lb.backend->device_memory_peak();
     b.samples.push_back(s);
   } else if (sweep) {
+    const GpuSource gpu = gpu_source_for(lb.passport.device);  // one NVML session for every depth
     // Each depth is stored as soon as it is measured: a sweep cancelled at its deepest depth
     // keeps the shallower ones. Its runs share the sweep's start time, which tells one sweep's
     // runs from another's with the same list.
@@ -127,7 +129,7 @@ ExperimentOutcome run_experiment(const ExperimentRequest& r, const ExperimentPro
     for (size_t k = 0; k < r.depths.size(); ++k) {
       DepthPoint point;
       point.depth = r.depths[k];
-      point.decode_proxy = run_decode_proxy(*lb.backend, *out.model, lb.passport, proxy_params(r, point.depth),
+      point.decode_proxy = run_decode_proxy(*lb.backend, *out.model, lb.passport, proxy_params(r, point.depth, gpu),
                                             depth_progress(progress.measure, k, r.depths.size(), point.depth));
       point.summary = point.decode_proxy;
       if (store) {
@@ -145,8 +147,9 @@ ExperimentOutcome run_experiment(const ExperimentRequest& r, const ExperimentPro
     if (store) out.store_path = store->path();
     return out;
   } else {
-    out.decode_proxy =
-        run_decode_proxy(*lb.backend, *out.model, lb.passport, proxy_params(r, r.prompt_tokens), progress.measure);
+    out.decode_proxy = run_decode_proxy(*lb.backend, *out.model, lb.passport,
+                                        proxy_params(r, r.prompt_tokens, gpu_source_for(lb.passport.device)),
+                                        progress.measure);
     out.summary = out.decode_proxy;
     if (!store) return out;
     b = begin_run_bundle(store.get(), RunKind::DecodeProxy, *out.model, r.model_path, lb, r.config);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -43,36 +44,19 @@ MachineSample read_machine_sample() {
   return s;
 }
 
-MachineWatch::MachineWatch(MachineProbe probe, std::chrono::milliseconds every)
-    : thread_([this, probe = std::move(probe), every]() mutable { watch(std::move(probe), every); }) {}
+MachineWatch::MachineWatch(MachineProbe probe, std::chrono::milliseconds every) : sampler_(std::move(probe), every) {}
 
 MachineWatch::~MachineWatch() { stop(); }
 
-void MachineWatch::watch(MachineProbe probe, std::chrono::milliseconds every) {
-  std::unique_lock lock(mu_);
-  do {
-    lock.unlock();
-    const MachineSample s = probe();
-    lock.lock();
-    samples_.push_back(s);
-  } while (!wake_.wait_for(lock, every, [this] { return stopping_; }));
-}
-
 MachineLoad MachineWatch::stop() {
-  if (stopped_) return load_;
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  wake_.notify_all();
-  thread_.join();
-  stopped_ = true;
-  MachineLoad& m = load_;
+  if (load_) return *load_;
+  const std::vector<MachineSample> samples = sampler_.stop();
+  MachineLoad& m = load_.emplace();
   m.cores = logical_cores();
-  m.samples = static_cast<int>(samples_.size());
+  m.samples = static_cast<int>(samples.size());
   double runnable_sum = 0;
   int runnable_n = 0;
-  for (const MachineSample& s : samples_) {
+  for (const MachineSample& s : samples) {
     if (m.load1 < 0 && s.load1 >= 0) m.load1 = s.load1;
     if (s.runnable >= 0) {
       // The watcher was running while it read: it is not load.
@@ -112,6 +96,8 @@ BusyFlag busy_flag(const MinMedianMax& tok_s, const MachineLoad& load, const Bus
       b.reasons.push_back(line);
     }
   }
+  if (load.gpu)
+    for (std::string& reason : gpu_busy_reasons(*load.gpu, rules.max_gpu_clock_drift)) b.reasons.push_back(std::move(reason));
   b.busy = !b.reasons.empty();
   return b;
 }
@@ -125,6 +111,7 @@ void to_json(nlohmann::json& j, const MachineLoad& m) {
                      {"load1", known(m.load1, m.load1 >= 0)},
                      {"cpu_mhz_min", known(m.cpu_mhz_min, m.cpu_mhz_min > 0)},
                      {"cpu_mhz_max", known(m.cpu_mhz_max, m.cpu_mhz_max > 0)}};
+  if (m.gpu) j["gpu"] = *m.gpu;
 }
 
 void to_json(nlohmann::json& j, const BusyFlag& b) { j = nlohmann::json{{"busy", b.busy}, {"reasons", b.reasons}}; }

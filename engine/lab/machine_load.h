@@ -4,17 +4,18 @@
 // moment, where the 1-minute average lags a minute behind and still holds this process's own
 // model load and any run just before) and each CPU's current clock (cpufreq scaling_cur_freq,
 // where the kernel exposes it). busy_flag() judges a run busy from that and from the run's CV.
-// A sample costs two small file reads: the watcher takes well under 0.1% of one core.
+// A sample costs two small file reads: the watcher takes well under 0.1% of one core. A run on
+// a GPU adds what its GPU did (gpu_watch.h), judged by the same flag.
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
+#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "engine/lab/gpu_watch.h"
+#include "engine/lab/periodic_sampler.h"
 #include "engine/lab/stats.h"
 
 namespace p64 {
@@ -37,6 +38,7 @@ struct MachineLoad {
   double runnable_max = -1;
   double load1 = -1;            // 1-minute load average at the first sample (shown, not judged: it lags)
   double cpu_mhz_min = 0, cpu_mhz_max = 0;  // 0: unknown
+  std::optional<GpuLoad> gpu;   // a CUDA run's GPU (figures, or why there are none); else none
 };
 
 // Samples through `probe` on its own thread from construction until stop() (at least once).
@@ -49,14 +51,8 @@ class MachineWatch {
   MachineLoad stop();  // joins the watcher; later calls return the same summary
 
  private:
-  void watch(MachineProbe probe, std::chrono::milliseconds every);
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;
-  std::vector<MachineSample> samples_;
-  MachineLoad load_;
-  bool stopped_ = false;
-  std::thread thread_;  // last: it starts once everything it touches exists
+  PeriodicSampler<MachineSample> sampler_;
+  std::optional<MachineLoad> load_;
 };
 
 struct BusyRules {
@@ -65,6 +61,7 @@ struct BusyRules {
   // busy machine, half a core taken all along is.
   double spare_runnable = 0.5;
   double max_clock_drift = 0.10;  // (max - min) / max of the CPUs' mean clock over the runs
+  double max_gpu_clock_drift = 0.10;  // (max - min) / max of the GPU's SM clock over the runs
 };
 
 struct BusyFlag {
@@ -74,7 +71,8 @@ struct BusyFlag {
 
 // Busy when the runs' CV is high, when more tasks were runnable than the host has cores (other
 // work took cores the run's threads wanted: with the run's T threads running, others exceeded
-// cores - T), or when the CPU clock drifted. Unknown machine figures judge nothing.
+// cores - T), when the CPU clock drifted, or when the GPU slowed down (a throttle reason, or its
+// SM clock drifted). Unknown machine figures judge nothing.
 BusyFlag busy_flag(const MinMedianMax& tok_s, const MachineLoad& load, const BusyRules& rules = {});
 
 void to_json(nlohmann::json& j, const MachineLoad& m);

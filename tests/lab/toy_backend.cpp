@@ -96,9 +96,10 @@ Passport ToyBackend::passport() {
   Passport p;
   p.host = collect_host_facts();
   p.build = collect_build_facts();
-  p.device.backend = name_;
-  p.device.name = "toy device";
-  p.device.device_type = "cpu";
+  p.device = device_;
+  if (p.device.backend.empty()) p.device.backend = name_;
+  if (p.device.name.empty()) p.device.name = "toy device";
+  if (p.device.device_type.empty()) p.device.device_type = "cpu";
   p.measured.read_gbs = 10.0;  // fixed so the share-of-bandwidth arithmetic is checkable
   p.measured.copy_gbs = 8.0;
   return p;
@@ -252,8 +253,9 @@ int32_t ToyBackend::decode_argmax(int32_t token, int32_t pos) {
   return id;
 }
 
-void register_toy_backend(const std::string& name) {
-  register_backend({name, -100, [](std::string*) { return true; }, [name] { return std::make_unique<ToyBackend>(name); }});
+void register_toy_backend(const std::string& name, const DeviceFacts& device) {
+  register_backend(
+      {name, -100, [](std::string*) { return true; }, [name, device] { return std::make_unique<ToyBackend>(name, device); }});
 }
 
 AbParams quick_ab_params(int quality_tokens) {

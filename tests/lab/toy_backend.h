@@ -32,7 +32,10 @@ std::shared_ptr<const Model> make_toy_model(const ToyShape& shape = {});
 
 class ToyBackend : public Backend {
  public:
-  explicit ToyBackend(std::string name = "toy") : name_(std::move(name)) {}
+  // `device` is the device its passport names: its backend is `name` unless given (a toy that
+  // passes for a CUDA device lets the lab's GPU paths run without a GPU).
+  explicit ToyBackend(std::string name = "toy", DeviceFacts device = {})
+      : name_(std::move(name)), device_(std::move(device)) {}
   std::string name() const override { return name_; }
   Passport passport() override;
   std::vector<SwitchInfo> switches() const override;
@@ -53,6 +56,7 @@ class ToyBackend : public Backend {
   double now_us() const;
 
   std::string name_;
+  DeviceFacts device_;
   std::shared_ptr<const Model> model_;
   TimelineSink* sink_ = nullptr;
   uint32_t ctx_ = 0;
@@ -66,7 +70,7 @@ class ToyBackend : public Backend {
 
 // Registers a ToyBackend under `name`, ranked below everything so "auto" never picks it
 // (registering a name again replaces the earlier one).
-void register_toy_backend(const std::string& name);
+void register_toy_backend(const std::string& name, const DeviceFacts& device = {});
 
 // A/B parameters small enough for toy models: 2 runs a side, no warm-up, 4 prompt and 4 decode
 // tokens, `quality_tokens` teacher-forced positions.
