@@ -108,15 +108,11 @@ __global__ void __launch_bounds__(W * 32, 1) stream_chain_kernel(const StreamCha
   // Round `issued` into its ring slot (cp.async: an empty group past the end keeps the count uniform).
   int issue_op = 0;
   int64_t issue_t = 0;  // interleaved: the next round to issue is round issue_t of matrix issue_op
-  auto slot_rounds = [&](const StreamChainOp& op) {
-    const int64_t groups = op.rows / kStreamRows;
-    return (groups > slot ? (groups - slot + slots - 1) / slots : 0) * (op.n / 1024);
-  };
   auto issue = [&]() {
     unsigned char* dst = ring + (issued % RING) * kStreamRoundBytes;
     const uint8_t* from = src + issued * kStreamRoundBytes;
     if (a.interleaved && issued < total) {
-      while (issue_t >= slot_rounds(a.ops[issue_op])) {
+      while (issue_t >= stream_slot_rounds(a.ops[issue_op].rows, a.ops[issue_op].n, slot, slots)) {
         ++issue_op;
         issue_t = 0;
       }

@@ -11,16 +11,11 @@ namespace {
 
 int64_t groups_of(const StreamMatrixShape& s) { return s.rows / kStreamRows; }
 int64_t rounds_of(const StreamMatrixShape& s) { return s.n / 1024; }
-// Groups slot `slot` owns of a matrix: slot, slot + slots, ...
-int64_t groups_for_slot(const StreamMatrixShape& s, int64_t slot, int64_t slots) {
-  const int64_t g = groups_of(s);
-  return g > slot ? (g - slot + slots - 1) / slots : 0;
-}
 
 }  // namespace
 
 int64_t StreamPlan::slot_rounds(size_t m, int64_t slot) const {
-  return groups_for_slot(shapes[m], slot, slots()) * rounds_of(shapes[m]);
+  return stream_slot_rounds(shapes[m].rows, shapes[m].n, slot, slots());
 }
 
 uint64_t StreamPlan::round_offset(size_t m, int64_t slot, int64_t t) const {

@@ -26,6 +26,18 @@ namespace p64::cuda {
 constexpr int kStreamRows = 2;
 constexpr int kStreamRoundBytes = kStreamRows * (512 + 64);
 
+#ifdef __CUDACC__
+#define P64_STREAM_HD __host__ __device__
+#else
+#define P64_STREAM_HD
+#endif
+// Rounds slot `slot` of `slots` multiplies of a rows x n matrix (its groups slot, slot + slots, ...);
+// the host plan and the kernel's copy issuer count with this one rule.
+P64_STREAM_HD inline int64_t stream_slot_rounds(int64_t rows, int64_t n, int64_t slot, int64_t slots) {
+  const int64_t groups = rows / kStreamRows;
+  return (groups > slot ? (groups - slot + slots - 1) / slots : 0) * (n / 1024);
+}
+
 struct StreamMatrixShape {
   int64_t rows, n;
 };
