@@ -5,7 +5,7 @@
 # compute-sanitizer), then speed, bench-gemv, the timeline and A/Bs.
 # Carry .dev/gpu (p64, p64_cuda_tests, xz'd or not) and .dev/shared; the peer comes from
 # .dev/peer/llama-bench-cuda-sm90.xz or an earlier call's /tmp/llama-bench.
-# Env: STAGES (default "tests bench speed peer quality"; also "ab", "ttft", "stream"), MODELS_LIST, VARIANTS (below),
+# Env: STAGES (default "tests bench speed peer quality"; also "ab", "ttft", "stream", "nvml"), MODELS_LIST, VARIANTS (below),
 # BENCH_ARGS (extra bench-gemv options), AB (switches to A/B twice against the defaults, on AB_MODEL),
 # QUALITY_OPTS (the switches compare and the sanitizer run with), SUMMARY_VARIANT. The last lines
 # are the issue-22 table (scripts/gpu/summary-table.py).
@@ -48,6 +48,13 @@ fi
 if has stream; then
   timeout 120 "$P64" bench-stream --preset llama-3.2-3b --iters 10 --repeats 5 >"$L/bench_stream.txt" 2>&1
   cat "$L/bench_stream.txt" >>"$TABLE"; cat "$L/bench_stream.txt"
+fi
+# NVML on the real driver: one decode-proxy's human output (energy, clocks, throttling) and the
+# GPU facts its stored run carries
+if has nvml; then
+  timeout 90 "$P64" decode-proxy "$M/llama-3.2-3b-Q4_K_M.p64" --backend cuda --tokens 128 --prompt-tokens 1 --runs 3 \
+    --warmup 1 --db "$DB" >"$L/nvml.txt" 2>&1
+  row "nvml decode-proxy: exit $? $(grep -iE 'energy|gpu|throttl|clock|power' "$L/nvml.txt" | head -6 | tr -s ' ' | tr '\n' ' ')"
 fi
 speed() { timeout 150 "$P64" decode-proxy "$@" --tokens 128 --prompt-tokens 1 --runs 3 --warmup 1 --db "$DB" --json \
   2>>"$L/speed.err" | python3 -c "
