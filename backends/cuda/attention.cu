@@ -76,7 +76,15 @@ __device__ __forceinline__ void load_round(const AttnLaunch& a, int64_t head_bas
   }
 }
 
-__device__ __forceinline__ int split_start(const AttnLaunch& a, int split) { return split * a.chunk; }
+// Positions per split at context length len: the chunk, or with attn_splits (a.max_splits) as
+// many as keep the splits in use to that count, in whole rounds of the block's warps, so a deep
+// context is not cut into hundreds of partials that the combine then merges one batch at a time.
+__device__ __forceinline__ int split_chunk(const AttnLaunch& a, int len) {
+  if (a.max_splits <= 0) return a.chunk;
+  constexpr int kRound = kWarps * kPosPerWarp;
+  const int per = (len + a.max_splits - 1) / a.max_splits;
+  return max(a.chunk, (per + kRound - 1) / kRound * kRound);
+}
 __device__ __forceinline__ int64_t kv_head_base(const AttnLaunch& a, int kvh) { return int64_t(kvh) * a.max_ctx * a.head_dim; }
 
 template <int DPL>
@@ -89,10 +97,10 @@ struct SplitShared {
 // warps into partial `split` (stride `splits`).
 // early: the warp's first round, loaded before the wait except the step's own position (len - 1).
 template <bool F16, int DPL>
-__device__ __forceinline__ void attend_split(const AttnLaunch& a, int kvh, int split, int splits, int len,
+__device__ __forceinline__ void attend_split(const AttnLaunch& a, int kvh, int split, int splits, int len, int chunk,
                                              SplitShared<DPL>& sh, const KvRound<DPL>* early) {
-  const int start = split_start(a, split);
-  const int end = min(start + a.chunk, len);
+  const int start = split * chunk;
+  const int end = min(start + chunk, len);
   const int G = a.n_head / a.n_head_kv, D = a.head_dim;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   const float scale = rsqrtf(float(D));
@@ -254,8 +262,8 @@ __global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
   if (!a.early) dependency_wait();
   const int len = a.state->pos + 1;
   if (a.early) dependency_wait();
-  const int d = threadIdx.x;
-  combine_element<BATCH>(a, splits, blockIdx.x, d, (len + a.chunk - 1) / a.chunk, d < a.head_dim);
+  const int d = threadIdx.x, chunk = split_chunk(a, len);
+  combine_element<BATCH>(a, splits, blockIdx.x, d, (len + chunk - 1) / chunk, d < a.head_dim);
 }
 
 // attn_tail_combine: the split blocks of kv head kvh that had work count themselves in; the last
@@ -283,21 +291,22 @@ template <bool F16, int DPL, bool EARLY>
 __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunch a) {
   __shared__ SplitShared<DPL> sh;
   if constexpr (!EARLY) dependency_wait();
-  const int len = a.state->pos + 1;
-  const int splits = attention_splits_of(a.max_ctx, a.chunk), used = (len + a.chunk - 1) / a.chunk;
+  const int len = a.state->pos + 1, chunk = split_chunk(a, len);
+  const int splits = attention_splits_of(a.max_ctx, a.chunk), used = (len + chunk - 1) / chunk;
   int split = blockIdx.y;
   if constexpr (EARLY) {
     KvRound<DPL> first;
     if (split < used) {
-      const int end = min(split_start(a, split) + a.chunk, len);
-      const int t0 = split_start(a, split) + (threadIdx.x >> 5) * kPosPerWarp;
+      const int end = min(split * chunk + chunk, len);
+      const int t0 = split * chunk + (threadIdx.x >> 5) * kPosPerWarp;
       load_round<F16, DPL>(a, kv_head_base(a, blockIdx.x), t0, end, threadIdx.x & 31, first, len - 1);
     }
     dependency_wait();
-    if (split < used) attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, sh, &first);
+    if (split < used) attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, chunk, sh, &first);
     split += gridDim.y;
   }
-  for (; split < used; split += gridDim.y) attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, sh, nullptr);
+  for (; split < used; split += gridDim.y)
+    attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, chunk, sh, nullptr);
   if (a.tail_counter) {
     const int workers = min(used, int(gridDim.y));
     if (int(blockIdx.y) < workers) combine_in_last_block(a, blockIdx.x, splits, used, workers);
@@ -307,7 +316,9 @@ __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunc
 template <bool F16, bool EARLY>
 void launch_split(const AttnLaunch& a, cudaStream_t stream) {
   const int all = attention_max_splits(a.max_ctx, a.chunk);
-  const dim3 grid(unsigned(a.n_head_kv), unsigned(a.grid_splits > 0 ? std::min(a.grid_splits, all) : all));
+  int blocks = a.grid_splits > 0 ? std::min(a.grid_splits, all) : all;
+  if (a.max_splits > 0 && a.grid_splits <= 0) blocks = std::min(a.max_splits, all);  // one block per split in use
+  const dim3 grid(unsigned(a.n_head_kv), unsigned(blocks));
   const int D = a.head_dim;
   auto* kernel = D <= 32 ? attn_split_kernel<F16, 1, EARLY>
                  : D <= 64 ? attn_split_kernel<F16, 2, EARLY>

@@ -59,6 +59,7 @@ struct Switches {
   int gemv_fill{};  // blocks per multiprocessor a GEMV grid should reach; 0: rows per warp fixed
   int attn_chunk{};
   int attn_grid{};      // split blocks per kv head; 0: one per possible split
+  int attn_splits{};    // splits in use per kv head at most; 0: attn_chunk positions each at any depth
   int combine_batch{};  // splits the attention combine loads before merging them
   bool rms_batched{};
   int argmax_batch{};
@@ -134,6 +135,11 @@ const std::vector<SwitchInfo>& switch_table() {
         "flash-decoding split blocks launched per kv head, each walking every n-th split in use; 0 "
         "launches one block per possible split of the context (most exit at once at short contexts)",
         0, {0, 16, 32, 64}, "opt-in"),
+      int_range_switch("attn_splits",
+        "flash-decoding splits in use per kv head at most: past attn_chunk x this many positions each "
+        "split block takes a longer run of the cache, so a deep context is not cut into hundreds of "
+        "partials for the combine to merge; 0: attn_chunk positions per split at any depth",
+        0, 0, 1024, "opt-in"),
       int_switch("combine_batch",
         "attention combine: the partials (max, sum, weighted V) of this many splits are loaded before "
         "any is merged, one online-softmax rescale per batch, so a batch costs one memory latency; 1: a "
@@ -235,6 +241,7 @@ Switches parse_switches(const BackendOptions& o) {
   s.gemv_fill = v.integer("gemv_fill");
   s.attn_chunk = v.integer("attn_chunk");
   s.attn_grid = v.integer("attn_grid");
+  s.attn_splits = v.integer("attn_splits");
   s.qkv_rope = v.flag("qkv_rope");
   s.combine_batch = v.integer("combine_batch");
   s.rms_batched = v.flag("rms_batched");
@@ -816,6 +823,7 @@ void CudaBackend::enqueue_step() {
     a.max_ctx = int(max_ctx_);
     a.chunk = sw_.attn_chunk;
     a.grid_splits = sw_.attn_grid;
+    a.max_splits = sw_.attn_splits;
     a.combine_batch = sw_.combine_batch;
     a.early = sw_.attn_early;
     a.part_m = d_part_m_;

@@ -5,7 +5,7 @@
 # compute-sanitizer), then speed, bench-gemv, the timeline and A/Bs.
 # Carry .dev/gpu (p64, p64_cuda_tests, xz'd or not) and .dev/shared; the peer comes from
 # .dev/peer/llama-bench-cuda-sm90.xz or an earlier call's /tmp/llama-bench.
-# Env: STAGES (default "tests bench speed peer quality"; also "ab", "ttft", "stream", "nvml"), MODELS_LIST, VARIANTS (below),
+# Env: STAGES (default "tests bench speed peer quality"; also "ab", "ttft", "stream", "nvml", "depth"), MODELS_LIST, VARIANTS (below),
 # BENCH_ARGS (extra bench-gemv options), AB (switches to A/B twice against the defaults, on AB_MODEL),
 # QUALITY_OPTS (the switches compare and the sanitizer run with), SUMMARY_VARIANT. The last lines
 # are the issue-22 table (scripts/gpu/summary-table.py).
@@ -82,6 +82,23 @@ if has speed; then
       >"$L/timeline-3b-${v%%=*}.txt" 2>&1
     { echo "timeline 3B Q4_K_M ${v%%=*}:"; grep -v '^timeline \[' "$L/timeline-3b-${v%%=*}.txt" | head -24; } >>"$TABLE"
   done
+fi
+# Decode at depth (a 4096-token prompt first) on the 3B Q4_K_M, per DEPTH_VARIANTS (default: the
+# flash-decoding split sizes), and the timeline of the first at that depth
+if has depth; then
+  f="$M/llama-3.2-3b-Q4_K_M.p64"
+  for v in ${DEPTH_VARIANTS:-"chunk16=attn_chunk=16 chunk64=attn_chunk=64 chunk128=attn_chunk=128 chunk256=attn_chunk=256"}; do
+    opts_of "$v"
+    r=$(timeout 120 "$P64" decode-proxy "$f" --backend cuda "${opts[@]}" --tokens 128 --prompt-tokens ${DEPTH:-4096} \
+      --runs 3 --warmup 1 --db "$DB" --json 2>>"$L/depth.err" | python3 -c "
+import json,sys; d=json.load(sys.stdin); m=d['decode_tok_s']; g=d['effective_gbs']['median']
+print('%7.1f [%7.1f-%7.1f] %5.0f GB/s %4.1f%% of ceiling' % (m['median'], m['min'], m['max'], g, 100*g/$CEIL))")
+    row "llama-3.2-3b:Q4_K_M depth ${DEPTH:-4096} ${v%%=*} tg128: $r"
+  done
+  set -- ${DEPTH_VARIANTS:-"chunk16=attn_chunk=16"}; opts_of "$1"
+  timeout 90 "$P64" timeline "$f" --backend cuda "${opts[@]}" --tokens 16 --prompt-tokens ${DEPTH:-4096} --no-store \
+    >"$L/timeline-depth.txt" 2>&1
+  { echo "timeline 3B Q4_K_M depth ${DEPTH:-4096} ${1%%=*}:"; grep -v '^timeline \[' "$L/timeline-depth.txt" | head -24; } >>"$TABLE"
 fi
 # Time to first token on the 3B Q4_K_M: short prompts batched (prefill_batch_min=1) or through
 # the decode graph; and the first decode steps of a fresh load (warm-up 0) after a 512-token prompt.

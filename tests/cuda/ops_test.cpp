@@ -154,19 +154,22 @@ TEST_P(CudaAttention, SplitAndCombineMatchSoftmaxAttention) {
   a.out = {xf.get(), xq.get(), xd.get(), xs.get()};
   a.quantize_out = c.D % 32 == 0;
   a.state = dst.get();
-  // every split its own block, and 3 blocks per kv head walking the splits (attn_grid); the
+  // every split its own block, and 3 blocks per kv head walking the splits (attn_grid); at most 3
+  // splits in use (attn_splits); the
   // combine split by split and in batches of 8 (combine_batch; 500 positions of 16: 32 splits);
   // the first round of rows loaded before the wait or after it (attn_early)
   // and merged by a separate combine or by each kv head's last split block (attn_tail_combine)
   DeviceVec<unsigned> arrivals(std::vector<unsigned>(size_t(c.n_kv), 0u));
   for (int grid : {0, 3})
+  for (int most : {0, 3})  // attn_splits: at most 3 splits in use, each a longer run of positions
   for (int batch : {1, 8})
   for (bool early : {false, true})
   for (bool tail : {false, true}) {
   if (tail && c.D % 32 != 0) continue;
-  SCOPED_TRACE("grid_splits " + std::to_string(grid) + " combine_batch " + std::to_string(batch) + " early " +
+  SCOPED_TRACE("grid_splits " + std::to_string(grid) + " max_splits " + std::to_string(most) + " combine_batch " + std::to_string(batch) + " early " +
                std::to_string(early) + " tail " + std::to_string(tail));
   a.grid_splits = grid;
+  a.max_splits = most;
   a.combine_batch = batch;
   a.early = early;
   a.tail_counter = tail ? arrivals.get() : nullptr;
