@@ -124,6 +124,8 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
   }
   const StreamedCopy per_warp(plan_stream(shapes, sms, kStreamWarps, false), tiled);
   const StreamedCopy per_warp32(plan_stream(shapes, sms, 32, false), tiled);
+  const StreamedCopy balanced(plan_stream(shapes, sms, kStreamWarps, false, true), tiled);
+  const StreamedCopy balanced32(plan_stream(shapes, sms, 32, false, true), tiled);
 
   const Activations act_e(E), act_q(Q), act_f(F);
   const Activations* act_of[4] = {&act_e, &act_q, &act_e, &act_f};
@@ -194,6 +196,7 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
     l.stream = copy.bytes.get();
     l.warp_begin = copy.begin.get<uint64_t>();
     l.interleaved = copy.plan.interleaved;
+    l.balanced = copy.plan.balanced;
     l.warps = copy.plan.warps;
     for (size_t i = 0; i < ops.size(); ++i) ops[i].round_base = copy.plan.round_base[i];
     P64_CUDA_CHECK(cudaMemcpy(ops_dev.get(), ops.data(), ops.size() * sizeof(StreamChainOp), cudaMemcpyHostToDevice));
@@ -201,11 +204,19 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
     l.barriers = barriers;
     l.bulk = bulk;
     l.weights = weights;
-    P64_CUDA_CHECK(cudaMemset(out_streamed.get(), 0xFF, size_t(out_rows) * 4));  // NaN until written
+    // NaN until written; the balanced share adds into zeroed outputs (a 4-byte memset per row of the
+    // chain inside the timed launch: about 1 us for the 3B's 0.8 M rows)
+    P64_CUDA_CHECK(cudaMemset(out_streamed.get(), l.balanced ? 0 : 0xFF, size_t(out_rows) * 4));
     res.rows.push_back(time_chain(name, chain_bytes, req, stream, [&] {
       P64_CUDA_CHECK(cudaMemsetAsync(l.barrier, 0, 4, stream));
+      if (l.balanced) P64_CUDA_CHECK(cudaMemsetAsync(out_streamed.get(), 0, size_t(out_rows) * 4, stream));
       launch_stream_chain(l, stream);
     }));
+    if (l.balanced) {  // the timed launches added up: one more from zero for the comparison
+      P64_CUDA_CHECK(cudaMemsetAsync(l.barrier, 0, 4, stream));
+      P64_CUDA_CHECK(cudaMemsetAsync(out_streamed.get(), 0, size_t(out_rows) * 4, stream));
+      launch_stream_chain(l, stream);
+    }
     P64_CUDA_CHECK(cudaStreamSynchronize(stream));
     int fault = 0;
     P64_CUDA_CHECK(cudaMemcpy(&fault, l.fault, 4, cudaMemcpyDeviceToHost));
@@ -213,11 +224,12 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
     P64_CUDA_CHECK(cudaMemcpy(got.data(), out_streamed.get(), got.size() * 4, cudaMemcpyDeviceToHost));
     if (weights) compare(launched, got, shapes, res);
   };
-  // the per-warp order (the interleaved one measured slower on the H100), inputs read through L1
-  // or staged in shared memory per op
-  for (const StreamedCopy* copy : {&per_warp, &per_warp32})
+  // the per-warp order (the interleaved one measured slower on the H100), whole groups per warp or
+  // the balanced share, inputs read through L1 or staged in shared memory per op
+  for (const StreamedCopy* copy : {&per_warp, &per_warp32, &balanced, &balanced32})
     for (bool stage : {false, true}) {
-      const std::string how = std::to_string(copy->plan.warps) + "w" + (stage ? " staged input" : "");
+      const std::string how = std::to_string(copy->plan.warps) + "w" + (copy->plan.balanced ? " balanced" : "") +
+                              (stage ? " staged input" : "");
       const int ring = copy->plan.warps == 32 ? 4 : req.rings.back();
       run_streamed(*copy, how + " ring " + std::to_string(ring) + ", barriers", ring, true, false, true, stage);
       run_streamed(*copy, how + " ring " + std::to_string(ring) + ", no barriers", ring, false, false, true, stage);

@@ -136,35 +136,39 @@ __global__ void __launch_bounds__(W * 32, 1) stream_chain_kernel(const StreamCha
     const StreamChainOp op = a.ops[k];
     ActRef act{nullptr, op.xq, op.xd, op.xs};
     if (a.stage_act) act = stage_activations(op, act_smem);
-    const int64_t groups = a.weights ? op.rows / kStreamRows : 0;
-    const int rounds = int(op.n / 1024);
-#pragma unroll 1
-    for (int64_t g = slot; g < groups; g += slots) {
-      float acc[kStreamRows];
+    const int64_t count = a.weights ? stream_slot_rounds(op.rows, op.n, slot, slots, a.balanced) : 0;
+    StreamRound rd = stream_first_round(op.rows, op.n, slot, slots, a.balanced);
+    float acc[kStreamRows];
 #pragma unroll
-      for (int i = 0; i < kStreamRows; ++i) acc[i] = 0.f;
+    for (int i = 0; i < kStreamRows; ++i) acc[i] = 0.f;
 #pragma unroll 1
-      for (int j = 0; j < rounds; ++j) {
-        if constexpr (BULK) mbar_wait(bars + consumed % RING, uint32_t(consumed / RING) & 1u);
-        else cp_async_wait_pending<RING - 2>();  // this round landed (for this lane's copies)
-        __syncwarp();                            // ... and every lane's; the previous slot is free
-        const unsigned char* round = ring + (consumed % RING) * kStreamRoundBytes;
-        ++consumed;
-        issue();
-        TileX x;
-        load_tile_x(x, act, 32 * j + lane);
-#pragma unroll
-        for (int i = 0; i < kStreamRows; ++i) {
-          TiledQ4_K::Raw raw;
-          raw.q = lds16(round + 512 * i + 16 * lane);
-          raw.h = lds16(round + 512 * kStreamRows + 64 * i + 16 * (lane >> 3));
-          acc[i] += TiledQ4_K::dot(raw, x, lane);
-        }
-      }
+    for (int64_t t = 0; t < count; ++t, stream_next_round(rd, op.n, slots, a.balanced)) {
+      if constexpr (BULK) mbar_wait(bars + consumed % RING, uint32_t(consumed / RING) & 1u);
+      else cp_async_wait_pending<RING - 2>();  // this round landed (for this lane's copies)
+      __syncwarp();                            // ... and every lane's; the previous slot is free
+      const unsigned char* round = ring + (consumed % RING) * kStreamRoundBytes;
+      ++consumed;
+      issue();
+      TileX x;
+      load_tile_x(x, act, 32 * int(rd.j) + lane);
 #pragma unroll
       for (int i = 0; i < kStreamRows; ++i) {
-        const float v = warp_sum(acc[i]);
-        if (lane == i) op.out[g * kStreamRows + i] = v;
+        TiledQ4_K::Raw raw;
+        raw.q = lds16(round + 512 * i + 16 * lane);
+        raw.h = lds16(round + 512 * kStreamRows + 64 * i + 16 * (lane >> 3));
+        acc[i] += TiledQ4_K::dot(raw, x, lane);
+      }
+      if (rd.j + 1 == op.n / 1024 || t + 1 == count) {  // the group's last round, or the slot's
+#pragma unroll
+        for (int i = 0; i < kStreamRows; ++i) {
+          const float v = warp_sum(acc[i]);
+          float* out = op.out + rd.group * kStreamRows + i;
+          if (lane == i) {
+            if (a.balanced) atomicAdd(out, v);  // a group split between slots: each adds its part
+            else *out = v;
+          }
+          acc[i] = 0.f;
+        }
       }
     }
     if (a.barriers && k + 1 < a.nops) grid_barrier(a.barrier, unsigned(k + 1), a.fault);

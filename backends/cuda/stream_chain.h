@@ -40,6 +40,7 @@ struct StreamChainLaunch {
   bool bulk = false;                   // one bulk copy (TMA) per round instead of 16 bytes a lane
   bool weights = true;                 // false: only the barriers (their own cost)
   bool interleaved = false;            // the plan's order of rounds (stream_layout.h)
+  bool balanced = false;               // the plan's balanced share: outputs must be zero before the launch
   bool stage_act = false;              // each op's input copied into shared memory by the block first
   int64_t max_n = 0;                   // with stage_act: the widest op's n
 };

@@ -7,15 +7,9 @@
 #include "engine/common/error.h"
 
 namespace p64::cuda {
-namespace {
-
-int64_t groups_of(const StreamMatrixShape& s) { return s.rows / kStreamRows; }
-int64_t rounds_of(const StreamMatrixShape& s) { return s.n / 1024; }
-
-}  // namespace
 
 int64_t StreamPlan::slot_rounds(size_t m, int64_t slot) const {
-  return stream_slot_rounds(shapes[m].rows, shapes[m].n, slot, slots());
+  return stream_slot_rounds(shapes[m].rows, shapes[m].n, slot, slots(), balanced);
 }
 
 uint64_t StreamPlan::round_offset(size_t m, int64_t slot, int64_t t) const {
@@ -25,8 +19,10 @@ uint64_t StreamPlan::round_offset(size_t m, int64_t slot, int64_t t) const {
   return at + uint64_t(t) * kStreamRoundBytes;
 }
 
-StreamPlan plan_stream(const std::vector<StreamMatrixShape>& shapes, int blocks, int warps, bool interleaved) {
+StreamPlan plan_stream(const std::vector<StreamMatrixShape>& shapes, int blocks, int warps, bool interleaved,
+                       bool balanced) {
   if (blocks < 1 || warps < 1) throw Error("stream layout: blocks and warps must be at least 1");
+  if (interleaved && balanced) throw Error("stream layout: the balanced share has no interleaved order");
   for (const StreamMatrixShape& s : shapes)
     if (s.rows < kStreamRows || s.rows % kStreamRows != 0 || s.n < 1024 || s.n % 1024 != 0)
       throw Error("stream layout: a " + std::to_string(s.rows) + " x " + std::to_string(s.n) +
@@ -36,6 +32,7 @@ StreamPlan plan_stream(const std::vector<StreamMatrixShape>& shapes, int blocks,
   p.blocks = blocks;
   p.warps = warps;
   p.interleaved = interleaved;
+  p.balanced = balanced;
   p.shapes = shapes;
   const int64_t slots = p.slots();
   p.warp_begin.assign(size_t(slots) + 1, 0);
@@ -63,17 +60,16 @@ void pack_stream(const StreamPlan& plan, const std::vector<const uint8_t*>& tile
       const int64_t subs = sh.n / 32, supers = sh.n / 256, nb = sh.rows * supers;
       const uint8_t* qs = tiled[m];
       const uint8_t* hdr = tiled[m] + 128 * nb;
-      int64_t t = 0;
-      for (int64_t g = s; g < groups_of(sh); g += slots)
-        for (int64_t j = 0; j < rounds_of(sh); ++j, ++t) {
-          uint8_t* out = dst + (plan.interleaved ? plan.round_offset(m, s, t) : at);
-          at += kStreamRoundBytes;
-          for (int i = 0; i < kStreamRows; ++i) {
-            const int64_t row = g * kStreamRows + i;
-            std::memcpy(out + 512 * i, qs + (row * subs + 32 * j) * 16, 512);
-            std::memcpy(out + 512 * kStreamRows + 64 * i, hdr + (row * supers + 4 * j) * 16, 64);
-          }
+      StreamRound r = stream_first_round(sh.rows, sh.n, s, slots, plan.balanced);
+      for (int64_t t = 0; t < plan.slot_rounds(m, s); ++t, stream_next_round(r, sh.n, slots, plan.balanced)) {
+        uint8_t* out = dst + (plan.interleaved ? plan.round_offset(m, s, t) : at);
+        at += kStreamRoundBytes;
+        for (int i = 0; i < kStreamRows; ++i) {
+          const int64_t row = r.group * kStreamRows + i;
+          std::memcpy(out + 512 * i, qs + (row * subs + 32 * r.j) * 16, 512);
+          std::memcpy(out + 512 * kStreamRows + 64 * i, hdr + (row * supers + 4 * r.j) * 16, 64);
         }
+      }
     }
   }
 }

@@ -12,6 +12,11 @@
 // bytes of sub-blocks 32j .. 32j+31 (tiled Q4_K, tiled_weights.h) at 512 i, then each row's four
 // super-block headers at 512 kStreamRows + 64 i. Every round is kStreamRoundBytes long.
 //
+// Balanced: instead of whole groups, slot s takes the rounds [s T / S, (s + 1) T / S) of the
+// matrix's T rounds in group-major order, so every warp streams the same bytes of each matrix
+// (within a round) and a barrier waits for no straggler; a group split between slots is summed
+// by each of them into its output (which starts at zero).
+//
 // Two orders of the rounds in memory. Per warp: slot s's rounds one after another from
 // warp_begin[s], so each warp reads its own contiguous region (thousands of regions read at once).
 // Interleaved: round t of slot s in matrix m at position (round_base[m] + t) * S + s, where
@@ -31,11 +36,31 @@ constexpr int kStreamRoundBytes = kStreamRows * (512 + 64);
 #else
 #define P64_STREAM_HD
 #endif
-// Rounds slot `slot` of `slots` multiplies of a rows x n matrix (its groups slot, slot + slots, ...);
-// the host plan and the kernel's copy issuer count with this one rule.
-P64_STREAM_HD inline int64_t stream_slot_rounds(int64_t rows, int64_t n, int64_t slot, int64_t slots) {
+// Rounds slot `slot` of `slots` multiplies of a rows x n matrix (its groups slot, slot + slots, ...,
+// or balanced its share of the rounds); the host plan, the packer and the kernel count with these
+// two rules.
+P64_STREAM_HD inline int64_t stream_slot_rounds(int64_t rows, int64_t n, int64_t slot, int64_t slots,
+                                                bool balanced = false) {
   const int64_t groups = rows / kStreamRows;
+  if (balanced) return ((slot + 1) * groups * (n / 1024)) / slots - (slot * groups * (n / 1024)) / slots;
   return (groups > slot ? (groups - slot + slots - 1) / slots : 0) * (n / 1024);
+}
+// The group and the round within it of the slot's first round; later rounds follow with
+// j + 1, and past the group's last round j = 0 of the next group (balanced) or of the group
+// `slots` further on.
+struct StreamRound {
+  int64_t group, j;
+};
+P64_STREAM_HD inline StreamRound stream_first_round(int64_t rows, int64_t n, int64_t slot, int64_t slots,
+                                                    bool balanced) {
+  if (!balanced) return StreamRound{slot, 0};
+  const int64_t first = (slot * (rows / kStreamRows) * (n / 1024)) / slots;
+  return StreamRound{first / (n / 1024), first % (n / 1024)};
+}
+P64_STREAM_HD inline void stream_next_round(StreamRound& r, int64_t n, int64_t slots, bool balanced) {
+  if (++r.j < n / 1024) return;
+  r.j = 0;
+  r.group += balanced ? 1 : slots;
 }
 
 struct StreamMatrixShape {
@@ -45,6 +70,7 @@ struct StreamMatrixShape {
 struct StreamPlan {
   int blocks = 0, warps = 0;
   bool interleaved = false;
+  bool balanced = false;
   std::vector<StreamMatrixShape> shapes;
   // [slots + 1]: running sum of each slot's bytes (per warp: the byte offset of its stream)
   std::vector<uint64_t> warp_begin;
@@ -58,8 +84,10 @@ struct StreamPlan {
   uint64_t round_offset(size_t m, int64_t slot, int64_t t) const;
 };
 
-// Throws p64::Error for a shape the layout has no form for (n % 1024, rows % kStreamRows).
-StreamPlan plan_stream(const std::vector<StreamMatrixShape>& shapes, int blocks, int warps, bool interleaved = false);
+// Throws p64::Error for a shape the layout has no form for (n % 1024, rows % kStreamRows), and for
+// the balanced share in the interleaved order (not built).
+StreamPlan plan_stream(const std::vector<StreamMatrixShape>& shapes, int blocks, int warps, bool interleaved = false,
+                       bool balanced = false);
 // tiled[m]: matrix m of the plan in the tiled Q4_K form; dst: plan.bytes() bytes.
 void pack_stream(const StreamPlan& plan, const std::vector<const uint8_t*>& tiled, uint8_t* dst);
 

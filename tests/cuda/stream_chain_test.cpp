@@ -35,27 +35,36 @@ void check_layout(const cuda::StreamPlan& plan, const std::vector<std::vector<ui
     for (size_t m = 0; m < plan.shapes.size(); ++m) {
       const StreamMatrixShape& sh = plan.shapes[m];
       const int64_t supers = sh.n / 256, nb = sh.rows * supers;
+      // the slot's (group, round) pairs: every slots-th group whole, or balanced its share of the
+      // group-major rounds
+      std::vector<std::pair<int64_t, int64_t>> mine;
+      const int64_t J = sh.n / 1024, total = sh.rows / kStreamRows * J;
+      if (plan.balanced)
+        for (int64_t r = s * total / slots; r < (s + 1) * total / slots; ++r) mine.emplace_back(r / J, r % J);
+      else
+        for (int64_t g = s; g < sh.rows / kStreamRows; g += slots)
+          for (int64_t j = 0; j < J; ++j) mine.emplace_back(g, j);
       int64_t t = 0;
-      for (int64_t g = s; g < sh.rows / kStreamRows; g += slots)
-        for (int64_t j = 0; j < sh.n / 1024; ++j, ++t) {
-          const uint64_t at = plan.interleaved ? uint64_t(((plan.round_base[m] + t) * slots + s) * kStreamRoundBytes)
-                                               : plan.round_offset(m, s, t);
-          ASSERT_LE(at + kStreamRoundBytes, stream.size());
-          for (int b = 0; b < kStreamRoundBytes; ++b) ASSERT_EQ(claimed[at + b]++, 0) << "two rounds share bytes";
-          for (int i = 0; i < kStreamRows; ++i) {
-            const int64_t row = g * kStreamRows + i;
-            for (int b = 0; b < 512; ++b) {
-              const size_t src = size_t((row * (sh.n / 32) + 32 * j) * 16 + b);
-              ASSERT_EQ(stream[at + 512 * i + b], tiled[m][src]) << "slot " << s << " matrix " << m << " row " << row;
-              ++seen[m][src];
-            }
-            for (int b = 0; b < 64; ++b) {
-              const size_t src = size_t(128 * nb + (row * supers + 4 * j) * 16 + b);
-              ASSERT_EQ(stream[at + 512 * kStreamRows + 64 * i + b], tiled[m][src]);
-              ++seen[m][src];
-            }
+      for (const auto& [g, j] : mine) {
+        const uint64_t at = plan.interleaved ? uint64_t(((plan.round_base[m] + t) * slots + s) * kStreamRoundBytes)
+                                             : plan.round_offset(m, s, t);
+        ASSERT_LE(at + kStreamRoundBytes, stream.size());
+        for (int b = 0; b < kStreamRoundBytes; ++b) ASSERT_EQ(claimed[at + b]++, 0) << "two rounds share bytes";
+        for (int i = 0; i < kStreamRows; ++i) {
+          const int64_t row = g * kStreamRows + i;
+          for (int b = 0; b < 512; ++b) {
+            const size_t src = size_t((row * (sh.n / 32) + 32 * j) * 16 + b);
+            ASSERT_EQ(stream[at + 512 * i + b], tiled[m][src]) << "slot " << s << " matrix " << m << " row " << row;
+            ++seen[m][src];
+          }
+          for (int b = 0; b < 64; ++b) {
+            const size_t src = size_t(128 * nb + (row * supers + 4 * j) * 16 + b);
+            ASSERT_EQ(stream[at + 512 * kStreamRows + 64 * i + b], tiled[m][src]);
+            ++seen[m][src];
           }
         }
+        ++t;
+      }
     }
     if (!plan.interleaved)
       EXPECT_EQ(plan.round_offset(plan.shapes.size() - 1, s, plan.slot_rounds(plan.shapes.size() - 1, s)),
@@ -79,9 +88,10 @@ TEST(StreamLayout, EveryWeightByteLandsOnceWhereTheLayoutSays) {
     ptrs.push_back(tiled.back().data());
     total += tiled.back().size();
   }
-  for (bool interleaved : {false, true}) {
-    SCOPED_TRACE(interleaved ? "interleaved" : "per warp");
-    const cuda::StreamPlan plan = cuda::plan_stream(shapes, 3, 2, interleaved);
+  for (int order = 0; order < 3; ++order) {
+    const bool interleaved = order == 1, balanced = order == 2;
+    SCOPED_TRACE(interleaved ? "interleaved" : balanced ? "balanced" : "per warp");
+    const cuda::StreamPlan plan = cuda::plan_stream(shapes, 3, 2, interleaved, balanced);
     if (!interleaved) EXPECT_EQ(plan.bytes(), total) << "the per-warp order adds no padding to these shapes";
     else EXPECT_GE(plan.bytes(), total);
     std::vector<uint8_t> stream(plan.bytes(), 0);
@@ -100,6 +110,7 @@ TEST(StreamLayout, RejectsShapesItHasNoFormFor) {
     }
   }
   EXPECT_THROW(cuda::plan_stream({{4, 1024}}, 0, 2), Error);
+  EXPECT_THROW(cuda::plan_stream({{4, 1024}}, 1, 2, /*interleaved=*/true, /*balanced=*/true), Error);
 }
 
 // The chain on the device against launch_gemv on the same tiled matrices and activations.
@@ -155,12 +166,13 @@ TEST(StreamChain, MatchesTheDecodeGemvOnEveryMatrix) {
     for (int ring : {4, 8})
       for (bool barriers : {true, false})
       for (bool bulk : {false, true})
-      for (bool interleaved : {false, true})
+      for (int order = 0; order < 3; ++order)
       for (bool stage : {false, true}) {
+        const bool interleaved = order == 1, balanced = order == 2;
         if (warps == 32 && ring != 4) continue;
         SCOPED_TRACE("blocks " + std::to_string(blocks) + " warps " + std::to_string(warps) + " ring " + std::to_string(ring) +
-                     (barriers ? " barriers" : " no barriers") + (bulk ? " bulk copies" : " cp.async") + (interleaved ? " interleaved" : " per warp") + (stage ? " staged input" : ""));
-        const cuda::StreamPlan plan = cuda::plan_stream(shapes, blocks, warps, interleaved);
+                     (barriers ? " barriers" : " no barriers") + (bulk ? " bulk copies" : " cp.async") + (interleaved ? " interleaved" : balanced ? " balanced" : " per warp") + (stage ? " staged input" : ""));
+        const cuda::StreamPlan plan = cuda::plan_stream(shapes, blocks, warps, interleaved, balanced);
         for (size_t m = 0; m < ops.size(); ++m) ops[m].round_base = plan.round_base[m];
         std::vector<uint8_t> bytes(plan.bytes());
         cuda::pack_stream(plan, ptrs, bytes.data());
@@ -180,10 +192,12 @@ TEST(StreamChain, MatchesTheDecodeGemvOnEveryMatrix) {
         l.barriers = barriers;
         l.bulk = bulk;
         l.interleaved = interleaved;
+        l.balanced = balanced;
         l.warps = warps;
         l.stage_act = stage;
         l.max_n = 8192;
-        got.poison();
+        if (balanced) P64_CUDA_CHECK(cudaMemset(got.get(), 0, size_t(out_rows) * 4));  // the parts add up
+        else got.poison();
         cuda::launch_stream_chain(l, nullptr);
         const std::vector<float> out = got.download();
         const std::vector<unsigned> f = flags.download();
