@@ -294,6 +294,9 @@ class CudaBackend final : public Backend {
   std::vector<SwitchInfo> switches() const override { return switch_table(); }
   uint32_t max_context() const override { return max_ctx_; }
   uint64_t device_memory_peak() const override { return device_bytes_; }
+  uint64_t kv_bytes_per_position() const override {
+    return model_ ? 2ull * hp_.n_layer * hp_.kv_dim() * (kv_f16_ ? 2 : 4) : 0;  // K and V of every layer
+  }
   void set_timeline(TimelineSink* sink) override { sink_ = sink; }
 
   Passport passport() override {

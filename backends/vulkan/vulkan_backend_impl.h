@@ -89,6 +89,7 @@ class VulkanBackend final : public Backend {
   std::span<const float> logits() override;
   void set_timeline(TimelineSink* sink) override;
   uint64_t device_memory_peak() const override { return ctx_ ? ctx_->peak_bytes() : 0; }
+  uint64_t kv_bytes_per_position() const override { return model_ ? 2ull * hp_.n_layer * hp_.kv_dim() * 4 : 0; }  // f32 K and V
 
   const LoadReport& report() const { return report_; }
 

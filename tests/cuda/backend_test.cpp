@@ -334,6 +334,25 @@ TEST(CudaBackend, RefusesBadInputWithClearErrors) {
   EXPECT_GT(be->device_memory_peak(), 0u);
 }
 
+// decode-proxy's KV bytes per token come from the backend: f32 K and V for an F32 model, f16 for
+// a quantized one (kv_type=auto), and what kv_type asks for.
+TEST(CudaBackend, StatesTheKvBytesOfEachPosition) {
+  P64_REQUIRE_CUDA_DEVICE();
+  const DType f = DType::F32;
+  Built b = build(stories_shape(), {f, f, f, f, f, f, f, f, f}, 5);
+  const HParams& hp = b.model->hparams();
+  const uint64_t f32_bytes = 2ull * hp.n_layer * hp.kv_dim() * 4;
+  auto be = make_cuda_backend();
+  EXPECT_EQ(be->kv_bytes_per_position(), 0u) << "nothing loaded";
+  be->load(b.model, {});
+  EXPECT_EQ(be->kv_bytes_per_position(), f32_bytes);
+  BackendOptions o;
+  o.switches["kv_type"] = "f16";
+  auto half = make_cuda_backend();
+  half->load(b.model, o);
+  EXPECT_EQ(half->kv_bytes_per_position(), f32_bytes / 2);
+}
+
 TEST(CudaBackend, RegistryOffersCudaWithRank100) {
   register_cuda_backend();
   bool found = false;

@@ -63,6 +63,16 @@ TEST_F(VulkanBackendTest, PositionsAndTokensOutsideRangeAreErrors) {
   EXPECT_NO_THROW(vk->decode_argmax(1, 31));
 }
 
+// decode-proxy's KV bytes per token come from the backend: f32 K and V for every layer.
+TEST_F(VulkanBackendTest, StatesTheKvBytesOfEachPosition) {
+  auto model = make_tiny_model(TinyTypes{}, 24);
+  auto vk = make_vulkan();
+  EXPECT_EQ(vk->kv_bytes_per_position(), 0u) << "nothing loaded";
+  vk->load(model, {});
+  const HParams& hp = model->hparams();
+  EXPECT_EQ(vk->kv_bytes_per_position(), 2ull * hp.n_layer * hp.kv_dim() * 4);
+}
+
 TEST_F(VulkanBackendTest, ArgmaxIsTheMaxOfTheReturnedLogits) {
   auto model = make_tiny_model(TinyTypes{}, 24);
   auto vk = make_vulkan();
