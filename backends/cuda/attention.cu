@@ -20,6 +20,7 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/launch.cuh"
 #include "backends/cuda/quantize_act.cuh"
+#include "backends/cuda/warp_reduce.cuh"
 
 namespace p64::cuda {
 namespace {
@@ -93,6 +94,45 @@ struct SplitShared {
   float acc[kWarps][kMaxGroup][32 * DPL];
 };
 
+// The block's warps' online-softmax states (each lane's DPL elements lane * DPL + i of each q
+// head) merged into partial `split` of kv head kvh's G q heads.
+template <int DPL>
+__device__ __forceinline__ void write_split_partial(const AttnLaunch& a, int kvh, int split, int splits,
+                                                    const float (&m)[kMaxGroup], const float (&l)[kMaxGroup],
+                                                    const float (&acc)[kMaxGroup][DPL], SplitShared<DPL>& sh) {
+  const int G = a.n_head / a.n_head_kv, D = a.head_dim;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+#pragma unroll
+  for (int g = 0; g < kMaxGroup; ++g) {
+    if (g < G) {
+      if (lane == 0) { sh.m[warp][g] = m[g]; sh.l[warp][g] = l[g]; }
+#pragma unroll
+      for (int i = 0; i < DPL; ++i) sh.acc[warp][g][lane * DPL + i] = acc[g][i];
+    }
+  }
+  __syncthreads();
+  for (int idx = threadIdx.x; idx < G * D; idx += blockDim.x) {
+    const int g = idx / D, d = idx % D;
+    float M = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) M = fmaxf(M, sh.m[w][g]);
+    float L = 0.f, A = 0.f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float f = sh.m[w][g] == -INFINITY ? 0.f : __expf(sh.m[w][g] - M);
+      L += sh.l[w][g] * f;
+      A += sh.acc[w][g][d] * f;
+    }
+    const int64_t qh = int64_t(kvh) * G + g;
+    a.part_acc[(qh * splits + split) * D + d] = A;
+    if (d == 0) {
+      a.part_m[qh * splits + split] = M;
+      a.part_l[qh * splits + split] = L;
+    }
+  }
+  __syncthreads();  // the shared partials are reused by the block's next split
+}
+
 // One split: positions [start, end) of kv head kvh for its G q heads, merged over the block's
 // warps into partial `split` (stride `splits`).
 // early: the warp's first round, loaded before the wait except the step's own position (len - 1).
@@ -152,36 +192,106 @@ __device__ __forceinline__ void attend_split(const AttnLaunch& a, int kvh, int s
       }
     }
   }
+  write_split_partial<DPL>(a, kvh, split, splits, m, l, acc, sh);
+}
+
+// attn_lanes (f16 cache, head_dim = 32 DPL): each lane owns one position of a warp's 32-position
+// tile and reads that position's whole K row in 16-byte loads, eight at a time, dotting it with
+// every q head of the group (q from shared memory: one address for all lanes), so no shuffles
+// reduce a dot product and each lane has 128 bytes of K in flight. The tile's softmax weights
+// then reach every lane by shuffles for the V pass, where a lane owns DPL elements of the head.
+template <int DPL>
+__device__ __forceinline__ void attend_split_lanes(const AttnLaunch& a, int kvh, int split, int splits, int len,
+                                                   int chunk, SplitShared<DPL>& sh, const float (*qs)[32 * DPL]) {
+  constexpr int D = 32 * DPL, kChunks = D / 8;  // 8 halves per 16-byte load
+  const int start = split * chunk, end = min(start + chunk, len);
+  const int G = a.n_head / a.n_head_kv;
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  float m[kMaxGroup], l[kMaxGroup], acc[kMaxGroup][DPL];
 #pragma unroll
   for (int g = 0; g < kMaxGroup; ++g) {
-    if (g < G) {
-      if (lane == 0) { sh.m[warp][g] = m[g]; sh.l[warp][g] = l[g]; }
+    m[g] = -INFINITY;
+    l[g] = 0.f;
 #pragma unroll
-      for (int i = 0; i < DPL; ++i) sh.acc[warp][g][lane * DPL + i] = acc[g][i];
+    for (int i = 0; i < DPL; ++i) acc[g][i] = 0.f;
+  }
+  const int64_t head_base = kv_head_base(a, kvh);
+  const __half* kc = static_cast<const __half*>(a.k_cache) + head_base;
+  for (int t0 = start + 32 * warp; t0 < end; t0 += 32 * kWarps) {
+    const bool valid = t0 + lane < end;  // lane 0's position always is: t0 < end
+    const uint4* krow = reinterpret_cast<const uint4*>(kc + int64_t(valid ? t0 + lane : t0) * D);
+    float s[kMaxGroup];
+#pragma unroll
+    for (int g = 0; g < kMaxGroup; ++g) s[g] = 0.f;
+#pragma unroll
+    for (int c0 = 0; c0 < kChunks; c0 += 8) {
+      uint4 kk[8];
+#pragma unroll
+      for (int c = 0; c < 8; ++c)
+        if (c0 + c < kChunks) kk[c] = __ldg(krow + c0 + c);
+#pragma unroll
+      for (int c = 0; c < 8; ++c) {
+        if (c0 + c >= kChunks) break;
+        float kf[8];
+        const __half2* h2 = reinterpret_cast<const __half2*>(&kk[c]);
+#pragma unroll
+        for (int w = 0; w < 4; ++w) {
+          const float2 f = __half22float2(h2[w]);
+          kf[2 * w] = f.x;
+          kf[2 * w + 1] = f.y;
+        }
+#pragma unroll
+        for (int g = 0; g < kMaxGroup; ++g) {
+          if (g < G) {
+            const float4 q0 = *reinterpret_cast<const float4*>(&qs[g][8 * (c0 + c)]);
+            const float4 q1 = *reinterpret_cast<const float4*>(&qs[g][8 * (c0 + c) + 4]);
+            s[g] = fmaf(q0.x, kf[0], fmaf(q0.y, kf[1], fmaf(q0.z, kf[2], fmaf(q0.w, kf[3], s[g]))));
+            s[g] = fmaf(q1.x, kf[4], fmaf(q1.y, kf[5], fmaf(q1.z, kf[6], fmaf(q1.w, kf[7], s[g]))));
+          }
+        }
+      }
+    }
+    float p[kMaxGroup];
+#pragma unroll
+    for (int g = 0; g < kMaxGroup; ++g) {
+      p[g] = 0.f;
+      if (g < G) {
+        const float sv = valid ? s[g] : -INFINITY;
+        float tmax = sv;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, o));
+        const float mn = fmaxf(m[g], tmax);
+        const float corr = __expf(m[g] - mn);  // 0 for the first tile (m = -inf, mn finite)
+        p[g] = valid ? __expf(sv - mn) : 0.f;
+        l[g] = l[g] * corr + warp_sum(p[g]);
+#pragma unroll
+        for (int i = 0; i < DPL; ++i) acc[g][i] *= corr;
+        m[g] = mn;
+      }
+    }
+    const int n = min(32, end - t0);
+    for (int j0 = 0; j0 < n; j0 += 8) {
+      float v[8][DPL];
+#pragma unroll
+      for (int j = 0; j < 8; ++j)
+        if (j0 + j < n) load_row<true, DPL>(a.v_cache, head_base + int64_t(t0 + j0 + j) * D, lane, D, v[j]);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) {
+        if (j0 + j >= n) break;
+#pragma unroll
+        for (int g = 0; g < kMaxGroup; ++g) {
+          if (g < G) {
+            const float pg = __shfl_sync(0xffffffffu, p[g], j0 + j);
+#pragma unroll
+            for (int i = 0; i < DPL; ++i) acc[g][i] = fmaf(pg, v[j][i], acc[g][i]);
+          }
+        }
+      }
     }
   }
-  __syncthreads();
-  for (int idx = threadIdx.x; idx < G * D; idx += blockDim.x) {
-    const int g = idx / D, d = idx % D;
-    float M = -INFINITY;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) M = fmaxf(M, sh.m[w][g]);
-    float L = 0.f, A = 0.f;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      const float f = sh.m[w][g] == -INFINITY ? 0.f : __expf(sh.m[w][g] - M);
-      L += sh.l[w][g] * f;
-      A += sh.acc[w][g][d] * f;
-    }
-    const int64_t qh = int64_t(kvh) * G + g;
-    a.part_acc[(qh * splits + split) * D + d] = A;
-    if (d == 0) {
-      a.part_m[qh * splits + split] = M;
-      a.part_l[qh * splits + split] = L;
-    }
-  }
-  __syncthreads();  // the shared partials are reused by the block's next split
+  write_split_partial<DPL>(a, kvh, split, splits, m, l, acc, sh);
 }
+
 
 // Head h's output element d over the `used` splits. BATCH 1: a pass for the max, then one for
 // the sums, each split's loads waiting for the previous split's arithmetic. BATCH > 1: the
@@ -313,12 +423,38 @@ __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunc
   }
 }
 
-template <bool F16, bool EARLY>
-void launch_split(const AttnLaunch& a, cudaStream_t stream) {
+template <int DPL>
+__global__ void __launch_bounds__(kWarps * 32) attn_split_lanes_kernel(const AttnLaunch a) {
+  __shared__ SplitShared<DPL> sh;
+  __shared__ __align__(16) float qs[kMaxGroup][32 * DPL];
+  dependency_wait();
+  const int len = a.state->pos + 1, chunk = split_chunk(a, len);
+  const int splits = attention_splits_of(a.max_ctx, a.chunk), used = (len + chunk - 1) / chunk;
+  if (int(blockIdx.y) >= used) return;
+  const int G = a.n_head / a.n_head_kv, D = 32 * DPL;
+  const float scale = rsqrtf(float(D));
+  for (int i = threadIdx.x; i < G * D; i += blockDim.x) qs[i / D][i % D] = a.q[int64_t(blockIdx.x) * G * D + i] * scale;
+  __syncthreads();
+  for (int split = blockIdx.y; split < used; split += gridDim.y)
+    attend_split_lanes<DPL>(a, blockIdx.x, split, splits, len, chunk, sh, qs);
+  if (a.tail_counter) {
+    const int workers = min(used, int(gridDim.y));
+    combine_in_last_block(a, blockIdx.x, splits, used, workers);
+  }
+}
+
+// Split blocks per kv head: one per possible split, attn_grid's fixed count, or with attn_splits
+// one per split in use.
+dim3 split_grid(const AttnLaunch& a) {
   const int all = attention_max_splits(a.max_ctx, a.chunk);
   int blocks = a.grid_splits > 0 ? std::min(a.grid_splits, all) : all;
-  if (a.max_splits > 0 && a.grid_splits <= 0) blocks = std::min(a.max_splits, all);  // one block per split in use
-  const dim3 grid(unsigned(a.n_head_kv), unsigned(blocks));
+  if (a.max_splits > 0 && a.grid_splits <= 0) blocks = std::min(a.max_splits, all);
+  return dim3(unsigned(a.n_head_kv), unsigned(blocks));
+}
+
+template <bool F16, bool EARLY>
+void launch_split(const AttnLaunch& a, cudaStream_t stream) {
+  const dim3 grid = split_grid(a);
   const int D = a.head_dim;
   auto* kernel = D <= 32 ? attn_split_kernel<F16, 1, EARLY>
                  : D <= 64 ? attn_split_kernel<F16, 2, EARLY>
@@ -338,6 +474,14 @@ void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream) {
                 " q heads per kv head is not supported (at most 8)");
   if (a.tail_counter && a.head_dim % 32 != 0)
     throw Error("CUDA backend: the attention tail combine needs head_dim % 32 == 0 (got " + std::to_string(a.head_dim) + ")");
+  if (a.lanes && a.kv_f16 && a.head_dim % 32 == 0) {
+    const int D = a.head_dim;
+    auto* kernel = D == 32 ? attn_split_lanes_kernel<1>
+                   : D == 64 ? attn_split_lanes_kernel<2>
+                   : D == 128 ? attn_split_lanes_kernel<4>
+                   : D == 256 ? attn_split_lanes_kernel<8> : nullptr;
+    if (kernel) return launch_kernel("attn_split_lanes_kernel", kernel, split_grid(a), dim3(kWarps * 32), 0, stream, a);
+  }
   if (a.kv_f16) return a.early ? launch_split<true, true>(a, stream) : launch_split<true, false>(a, stream);
   a.early ? launch_split<false, true>(a, stream) : launch_split<false, false>(a, stream);
 }

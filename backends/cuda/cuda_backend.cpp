@@ -60,6 +60,7 @@ struct Switches {
   int attn_chunk{};
   int attn_grid{};      // split blocks per kv head; 0: one per possible split
   int attn_splits{};    // splits in use per kv head at most; 0: attn_chunk positions each at any depth
+  bool attn_lanes{};
   int combine_batch{};  // splits the attention combine loads before merging them
   bool rms_batched{};
   int argmax_batch{};
@@ -140,6 +141,11 @@ const std::vector<SwitchInfo>& switch_table() {
         "split block takes a longer run of the cache, so a deep context is not cut into hundreds of "
         "partials for the combine to merge; 0: attn_chunk positions per split at any depth",
         0, 0, 1024, "opt-in"),
+      bool_switch("attn_lanes",
+        "flash-decoding split kernel with a lane per cached position: each lane dots a whole K row "
+        "(16-byte loads) with every q head of its group, no shuffle per dot product; the V pass as before "
+        "(f16 KV cache, head_dim 32/64/128/256; else the warp-row kernel)",
+        false, "opt-in"),
       int_switch("combine_batch",
         "attention combine: the partials (max, sum, weighted V) of this many splits are loaded before "
         "any is merged, one online-softmax rescale per batch, so a batch costs one memory latency; 1: a "
@@ -242,6 +248,7 @@ Switches parse_switches(const BackendOptions& o) {
   s.attn_chunk = v.integer("attn_chunk");
   s.attn_grid = v.integer("attn_grid");
   s.attn_splits = v.integer("attn_splits");
+  s.attn_lanes = v.flag("attn_lanes");
   s.qkv_rope = v.flag("qkv_rope");
   s.combine_batch = v.integer("combine_batch");
   s.rms_batched = v.flag("rms_batched");
@@ -827,6 +834,7 @@ void CudaBackend::enqueue_step() {
     a.chunk = sw_.attn_chunk;
     a.grid_splits = sw_.attn_grid;
     a.max_splits = sw_.attn_splits;
+    a.lanes = sw_.attn_lanes;
     a.combine_batch = sw_.combine_batch;
     a.early = sw_.attn_early;
     a.part_m = d_part_m_;

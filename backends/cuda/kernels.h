@@ -137,6 +137,7 @@ struct AttnLaunch {
   int chunk;                 // positions per split (flash-decoding)
   int grid_splits;           // split blocks launched per kv head (each walks every grid_splits-th split); 0: all
   int max_splits = 0;        // attn_splits: splits in use per kv head at most (chunk grows with the context); 0: chunk fixed
+  bool lanes = false;        // attn_lanes: a lane per cached position (f16 cache, head_dim 32/64/128/256); else the warp-row kernel
   float* part_m;             // [n_head * max_splits]
   float* part_l;
   float* part_acc;           // [n_head * max_splits * head_dim]

@@ -84,7 +84,7 @@ if has speed; then
   done
 fi
 # Decode at depth (a 4096-token prompt first) on the 3B Q4_K_M, per DEPTH_VARIANTS (default: the
-# flash-decoding split sizes), and the timeline of the first at that depth
+# flash-decoding split sizes), and the timelines of the first and the last at that depth
 if has depth; then
   f="$M/llama-3.2-3b-Q4_K_M.p64"
   for v in ${DEPTH_VARIANTS:-"chunk16=attn_chunk=16 chunk64=attn_chunk=64 chunk128=attn_chunk=128 chunk256=attn_chunk=256"}; do
@@ -95,10 +95,13 @@ import json,sys; d=json.load(sys.stdin); m=d['decode_tok_s']; g=d['effective_gbs
 print('%7.1f [%7.1f-%7.1f] %5.0f GB/s %4.1f%% of ceiling' % (m['median'], m['min'], m['max'], g, 100*g/$CEIL))")
     row "llama-3.2-3b:Q4_K_M depth ${DEPTH:-4096} ${v%%=*} tg128: $r"
   done
-  set -- ${DEPTH_VARIANTS:-"chunk16=attn_chunk=16"}; opts_of "$1"
-  timeout 90 "$P64" timeline "$f" --backend cuda "${opts[@]}" --tokens 16 --prompt-tokens ${DEPTH:-4096} --no-store \
-    >"$L/timeline-depth.txt" 2>&1
-  { echo "timeline 3B Q4_K_M depth ${DEPTH:-4096} ${1%%=*}:"; grep -v '^timeline \[' "$L/timeline-depth.txt" | head -24; } >>"$TABLE"
+  set -- ${DEPTH_VARIANTS:-"chunk16=attn_chunk=16"}
+  for v in "$1" "${@: -1}"; do  # the timeline of the first and the last variant at that depth
+    opts_of "$v"
+    timeout 90 "$P64" timeline "$f" --backend cuda "${opts[@]}" --tokens 16 --prompt-tokens ${DEPTH:-4096} --no-store \
+      >"$L/timeline-depth-${v%%=*}.txt" 2>&1
+    { echo "timeline 3B Q4_K_M depth ${DEPTH:-4096} ${v%%=*}:"; grep -v '^timeline \[' "$L/timeline-depth-${v%%=*}.txt" | head -24; } >>"$TABLE"
+  done
 fi
 # Time to first token on the 3B Q4_K_M: short prompts batched (prefill_batch_min=1) or through
 # the decode graph; and the first decode steps of a fresh load (warm-up 0) after a 512-token prompt.

@@ -162,14 +162,17 @@ TEST_P(CudaAttention, SplitAndCombineMatchSoftmaxAttention) {
   DeviceVec<unsigned> arrivals(std::vector<unsigned>(size_t(c.n_kv), 0u));
   for (int grid : {0, 3})
   for (int most : {0, 3})  // attn_splits: at most 3 splits in use, each a longer run of positions
+  for (bool lanes : {false, true})  // attn_lanes: a lane per position (f16 caches; others fall back)
   for (int batch : {1, 8})
   for (bool early : {false, true})
   for (bool tail : {false, true}) {
   if (tail && c.D % 32 != 0) continue;
-  SCOPED_TRACE("grid_splits " + std::to_string(grid) + " max_splits " + std::to_string(most) + " combine_batch " + std::to_string(batch) + " early " +
+  if (lanes && (batch != 8 || early)) continue;  // the lane kernel has no early round; one combine suffices
+  SCOPED_TRACE("grid_splits " + std::to_string(grid) + " max_splits " + std::to_string(most) + " lanes " + std::to_string(lanes) + " combine_batch " + std::to_string(batch) + " early " +
                std::to_string(early) + " tail " + std::to_string(tail));
   a.grid_splits = grid;
   a.max_splits = most;
+  a.lanes = lanes;
   a.combine_batch = batch;
   a.early = early;
   a.tail_counter = tail ? arrivals.get() : nullptr;
@@ -208,7 +211,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CudaAttention,
                                            AttnCase{24, 8, 128, 77, 32, true},   // llama-3.2-3b
                                            AttnCase{24, 8, 128, 500, 16, true},  // many splits
                                            AttnCase{15, 5, 64, 130, 64, true},   // smollm2-360m
-                                           AttnCase{32, 8, 64, 33, 128, false}, AttnCase{8, 1, 256, 40, 32, true}));
+                                           AttnCase{32, 8, 64, 33, 128, false}, AttnCase{8, 1, 256, 40, 32, true},
+                                           AttnCase{4, 2, 32, 300, 16, true}));
 
 TEST(CudaArgmax, PicksTheLowestIdOfTheMaximum) {
   P64_REQUIRE_CUDA_DEVICE();
