@@ -119,15 +119,15 @@ if has ttft; then
     --json 2>>"$L/ttft.err" | python3 -c "import json,sys; s=json.load(sys.stdin)['samples'][0]; print('%.1f tok/s (ttft %.1f ms)' % (s['decode_tok_s'], s['ttft_ms']))")
   row "llama-3.2-3b:Q4_K_M first 2 decode steps of a fresh load after 512 prompt tokens: $r"
 fi
-# AB="SWITCH=VALUE ...": two interleaved A/Bs each on AB_MODEL (default the 3B Q4_K_M), the code
-# defaults against the defaults plus that switch (the plan's promotion rule: two consecutive wins)
+# AB="SWITCH=VALUE[+SWITCH=VALUE] ...": two interleaved A/Bs each on AB_MODEL (default the 3B Q4_K_M)
+# after an AB_PROMPT-token prompt (default 1), the code defaults against the defaults plus those switches (the plan's promotion rule: two consecutive wins)
 if has ab; then
   AB_MODEL=${AB_MODEL:-llama-3.2-3b:Q4_K_M}
   for sw in ${AB:-gemv_layout=tiles}; do
     for i in 1 2; do
-      timeout 150 "$P64" ab "$M/${AB_MODEL%%:*}-${AB_MODEL##*:}.p64" --a "backend=cuda" --b "backend=cuda,opt.$sw" --runs 5 \
-        --tokens 128 --prompt-tokens 1 --quality-tokens 16 --db "$DB" >"$L/ab_${sw/=/_}_$i.log" 2>&1
-      row "ab#$i $AB_MODEL defaults + $sw: $(grep -E 'B/A' "$L/ab_${sw/=/_}_$i.log" | tr -s ' ') -> $(grep -oE 'VERDICT: [a-z]+' "$L/ab_${sw/=/_}_$i.log")"
+      timeout 150 "$P64" ab "$M/${AB_MODEL%%:*}-${AB_MODEL##*:}.p64" --a "backend=cuda" --b "backend=cuda,opt.${sw//+/,opt.}" --runs 5 \
+        --tokens 128 --prompt-tokens ${AB_PROMPT:-1} --quality-tokens 16 --db "$DB" >"$L/ab_${sw//[=+]/_}_$i.log" 2>&1
+      row "ab#$i $AB_MODEL depth ${AB_PROMPT:-1} defaults + $sw: $(grep -E 'B/A' "$L/ab_${sw//[=+]/_}_$i.log" | tr -s ' ') -> $(grep -oE 'VERDICT: [a-z]+' "$L/ab_${sw//[=+]/_}_$i.log")"
     done
   done
 fi
