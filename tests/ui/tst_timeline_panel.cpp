@@ -1,7 +1,8 @@
 // The Timeline panel's track view and spread table, and a run's GPU and energy rows: the logic
 // headless (hit-testing a time to a span, zoom keeping the time under the pointer, the spread
 // figures against hand-computed ones, the rows a stored GPU summary gives), then the panel built
-// offscreen over a stored timeline run: hover, wheel, drag, Fit and "Open in Perfetto".
+// offscreen over a stored timeline run: hover, wheel, drag, Fit and "Open in Perfetto"; and the
+// Runs panel showing a stored CUDA run's GPU rows.
 #include <QtTest>
 
 #include <QJsonDocument>
@@ -17,9 +18,11 @@
 #include "ui/charts/time_window.h"
 #include "ui/charts/timeline_track_view.h"
 #include "ui/models/gpu_energy_rows.h"
+#include "ui/models/run_table_model.h"
 #include "ui/models/timeline_model.h"
 #include "ui/models/timeline_spread_model.h"
 #include "ui/models/timeline_tracks.h"
+#include "ui/panels/runs_panel.h"
 #include "ui/panels/timeline_panel.h"
 #include "ui/ui_test_support.h"
 
@@ -189,6 +192,34 @@ class TestTimelinePanel : public QObject {
     m.set_rows(gpu_energy_rows(nlohmann::json::parse(R"({"machine": {"cores": 2}})")));
     QCOMPARE(m.rowCount(), 1);
     QVERIFY(m.value("GPU figures").startsWith("none"));
+  }
+
+  void runs_panel_shows_the_selected_runs_gpu_and_energy() {
+    const QString db = dir_.filePath("gpu.db");
+    qint64 run_id = 0;
+    {
+      auto store = p64::Store::open(db.toStdString());
+      p64::RunBundle b;
+      b.run.kind = p64::RunKind::DecodeProxy;
+      b.run.status = p64::RunStatus::Ok;
+      b.run.backend = "cuda";
+      b.run.started_at = "2026-12-06T16:00:00Z";
+      b.run.summary_json = R"({"machine": {"gpu": {"available": true, "device": "PCI 0000:65:00.0", "samples": 12,
+        "sm_mhz_min": 1980, "sm_mhz_max": 1980, "power_w_mean": 401, "power_w_max": 420, "throttled": false,
+        "throttle_reasons": []}}, "energy": {"source": "board energy counter",
+        "tok_per_j": {"min": 1.2, "median": 1.25, "max": 1.3, "n": 3}}})";
+      run_id = store->write_run(std::move(b));
+    }
+    Workbench wb;
+    wb.set_store_path(db);
+    RunsPanel runs(wb);
+    QSignalSpy shown(&runs, &RunsPanel::run_shown);
+    QVERIFY(test::wait_until([&] { return runs.runs()->rowCount() > 0; }, 30000));
+    runs.select_run(run_id);
+    QVERIFY(test::wait_until([&] { return !shown.isEmpty(); }, 30000));
+    QCOMPARE(runs.gpu()->value("SM clock"), QString("1980 MHz"));
+    QCOMPARE(runs.gpu()->value("throttled"), QString("no"));
+    QCOMPARE(runs.gpu()->value("tok/J"), QString("1.250 median (1.200–1.300), 3 runs"));
   }
 
   void panel_shows_a_stored_run_on_tracks_hover_zoom_pan_fit_and_perfetto() {
