@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command_registry.h"
+#include "engine/lab/gpu_facts.h"
 #include "engine/lab/lab_config.h"
 #include "engine/runtime/backend_registry.h"
 
@@ -80,11 +81,15 @@ const CommandRegistration reg(39, [](CLI::App& root) {
   c->callback([backend, json] {
     auto b = create_backend(*backend);
     const Passport p = lab_passport(*b);
+    const std::optional<GpuFacts> gpu = read_gpu_facts(p.device);  // CUDA only: NVML where present
     if (*json) {
-      std::cout << nlohmann::json(p).dump(2) << "\n";
+      nlohmann::json j = p;
+      if (gpu) j["nvml"] = *gpu;
+      std::cout << j.dump(2) << "\n";
       return;
     }
     print_passport(p);
+    if (gpu) std::printf("nvml:     %s\n", gpu_facts_line(*gpu).c_str());
   });
 });
 

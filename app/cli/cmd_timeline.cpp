@@ -34,6 +34,22 @@ struct Args {
   bool no_store = false;
 };
 
+// One span's time per op over the decode steps: the spread the per-step means hide, and for
+// ops inside blocks the layers with the lowest and highest median.
+void print_spread(const TimelineSummary& t, int top) {
+  std::printf("\n  %-14s %-7s %6s %10s %10s %10s %8s  %s\n", "op spread", "group", "spans", "median us", "min us",
+              "max us", "max/min", "layer medians us: fastest - slowest");
+  int shown = 0;
+  for (const OpSpread& o : t.spread) {
+    if (shown++ >= top) break;
+    std::printf("  %-14s %-7s %6d %10.2f %10.2f %10.2f %7.1fx", o.name.c_str(), o.group.c_str(), o.us.n, o.us.median,
+                o.us.min, o.us.max, o.us.min > 0 ? o.us.max / o.us.min : 0.0);
+    if (o.fastest_layer >= 0)
+      std::printf("  %.2f (L%d) - %.2f (L%d)", o.fastest_layer_us, o.fastest_layer, o.slowest_layer_us, o.slowest_layer);
+    std::printf("\n");
+  }
+}
+
 void run(const Args& a) {
   OutputPolicy trace_policy{a.force};
   trace_policy.reads(a.model, "the model this command reads");
@@ -51,8 +67,7 @@ void run(const Args& a) {
       run_experiment(req, {stderr_progress_line("convert"), {}, stderr_progress_line("timeline")});
   const TimelineResult& r = out.timeline;
   if (!a.trace.empty())
-    write_file_atomically(a.trace, json_text(chrome_trace(r.spans, "p64 timeline " + a.model + " (" + out.backend + ")")),
-                          trace_policy);
+    write_chrome_trace(a.trace, r.spans, "p64 timeline " + a.model + " (" + out.backend + ")", trace_policy);
   nlohmann::json summary = out.summary;
   if (a.json) {
     summary["run_id"] = out.run_id;
@@ -69,12 +84,13 @@ void run(const Args& a) {
               t.dispatches_per_step);
   std::printf("  %-8s %10s %7s\n", "group", "ms/step", "share");
   for (const auto& g : t.groups) std::printf("  %-8s %10.4f %6.1f%%\n", g.group.c_str(), g.ms, 100 * g.share);
-  std::printf("\n  %-12s %-7s %10s %6s %7s\n", "top op", "group", "ms/step", "count", "share");
+  std::printf("\n  %-14s %-7s %10s %6s %7s\n", "top op", "group", "ms/step", "count", "share");
   int shown = 0;
   for (const auto& o : t.top_ops) {
     if (shown++ >= a.top) break;
-    std::printf("  %-12s %-7s %10.4f %6d %6.1f%%\n", o.name.c_str(), o.group.c_str(), o.ms, o.count, 100 * o.share);
+    std::printf("  %-14s %-7s %10.4f %6d %6.1f%%\n", o.name.c_str(), o.group.c_str(), o.ms, o.count, 100 * o.share);
   }
+  print_spread(t, a.top);
   if (!a.trace.empty()) std::printf("\n  trace: %s (open in https://ui.perfetto.dev)\n", a.trace.c_str());
   if (out.run_id) std::printf("  stored as run %lld in %s\n", static_cast<long long>(out.run_id), out.store_path.c_str());
 }

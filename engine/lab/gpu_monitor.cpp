@@ -23,6 +23,8 @@ struct GpuMonitor::Api {
   nvmlErrorString_fn error_string = nullptr;
   nvmlDeviceGetTotalEnergyConsumption_fn energy = nullptr;
   nvmlDeviceGetCurrentClocksReasons_fn reasons = nullptr;
+  nvmlDeviceGetName_fn name = nullptr;
+  nvmlDeviceGetEnforcedPowerLimit_fn power_limit = nullptr;
 
   ~Api() {
     if (initialised) shutdown();
@@ -71,6 +73,8 @@ std::unique_ptr<GpuMonitor> GpuMonitor::open(const std::string& pci_bus_id, std:
   std::string optional;
   bind(a.lib, "nvmlErrorString", a.error_string, optional);
   bind(a.lib, "nvmlDeviceGetTotalEnergyConsumption", a.energy, optional);
+  bind(a.lib, "nvmlDeviceGetName", a.name, optional);
+  bind(a.lib, "nvmlDeviceGetEnforcedPowerLimit", a.power_limit, optional);
   if (!bind(a.lib, "nvmlDeviceGetCurrentClocksEventReasons", a.reasons, optional))
     bind(a.lib, "nvmlDeviceGetCurrentClocksThrottleReasons", a.reasons, optional);
 
@@ -127,6 +131,21 @@ std::optional<double> GpuMonitor::energy_j() const {
   return static_cast<double>(mj) / 1e3;
 }
 
+std::string GpuMonitor::name() const {
+  const Api& a = *api_;
+  char buf[nvml::kDeviceNameBufferSize] = {};
+  if (!a.name || a.name(a.device, buf, sizeof buf) != nvml::kSuccess) return {};
+  buf[sizeof buf - 1] = '\0';
+  return buf;
+}
+
+std::optional<double> GpuMonitor::power_limit_w() const {
+  const Api& a = *api_;
+  unsigned int mw = 0;
+  if (!a.power_limit || a.power_limit(a.device, &mw) != nvml::kSuccess) return std::nullopt;
+  return mw / 1e3;
+}
+
 GpuSource gpu_source_for(const DeviceFacts& device) {
   GpuSource s;
   if (device.backend != "cuda") return s;
@@ -152,6 +171,19 @@ std::vector<std::string> slowdown_reason_names(uint64_t reasons) {
   std::vector<std::string> names;
   for (const auto& [bit, name] : kNames)
     if (reasons & bit) names.emplace_back(name);
+  return names;
+}
+
+std::vector<std::string> clocks_event_reason_names(uint64_t reasons) {
+  static const std::pair<uint64_t, const char*> kNotJudged[] = {
+      {nvml::kReasonGpuIdle, "GPU idle"},
+      {nvml::kReasonApplicationsClocksSetting, "applications clocks"},
+      {nvml::kReasonSyncBoost, "sync boost"},
+  };
+  std::vector<std::string> names;
+  for (const auto& [bit, name] : kNotJudged)
+    if (reasons & bit) names.emplace_back(name);
+  for (std::string& name : slowdown_reason_names(reasons)) names.push_back(std::move(name));
   return names;
 }
 

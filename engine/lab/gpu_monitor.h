@@ -37,6 +37,10 @@ class GpuMonitor {
   // where the GPU or the library has none.
   std::optional<double> energy_j() const;
   const std::string& device() const { return device_; }  // which GPU, e.g. "PCI 0000:65:00.0"
+  // The board's product name ("NVIDIA H100 80GB HBM3"); "" where the library does not say.
+  std::string name() const;
+  // The power limit the driver enforces, in watts; nullopt where the library does not say.
+  std::optional<double> power_limit_w() const;
 
  private:
   struct Api;
@@ -58,5 +62,8 @@ GpuSource gpu_source_for(const DeviceFacts& device);
 // (heat, a power cap, a hardware slowdown); idle, application clocks and sync boost are not.
 uint64_t slowdown_reasons(uint64_t reasons);
 std::vector<std::string> slowdown_reason_names(uint64_t reasons);  // e.g. "HW thermal slowdown"
+// Every reason bit set, the ones not judged ("GPU idle", "applications clocks", "sync boost")
+// included: what the GPU says of itself at one moment.
+std::vector<std::string> clocks_event_reason_names(uint64_t reasons);
 
 }  // namespace p64

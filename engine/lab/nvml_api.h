@@ -19,6 +19,8 @@ typedef nvmlReturn_t (*nvmlDeviceGetHandleByPciBusId_v2_fn)(const char* pci_bus_
 typedef nvmlReturn_t (*nvmlDeviceGetClockInfo_fn)(nvmlDevice_t device, nvmlClockType_t type, unsigned int* mhz);
 typedef nvmlReturn_t (*nvmlDeviceGetPowerUsage_fn)(nvmlDevice_t device, unsigned int* milliwatts);
 typedef nvmlReturn_t (*nvmlDeviceGetTotalEnergyConsumption_fn)(nvmlDevice_t device, unsigned long long* millijoules);
+typedef nvmlReturn_t (*nvmlDeviceGetName_fn)(nvmlDevice_t device, char* name, unsigned int length);
+typedef nvmlReturn_t (*nvmlDeviceGetEnforcedPowerLimit_fn)(nvmlDevice_t device, unsigned int* milliwatts);
 // nvmlDeviceGetCurrentClocksEventReasons (drivers from R535) and its older name
 // nvmlDeviceGetCurrentClocksThrottleReasons share this signature and these bits.
 typedef nvmlReturn_t (*nvmlDeviceGetCurrentClocksReasons_fn)(nvmlDevice_t device, unsigned long long* reasons);
@@ -33,6 +35,8 @@ constexpr nvmlReturn_t kErrorNotFound = 6;
 
 constexpr nvmlClockType_t kClockSm = 1;
 constexpr nvmlClockType_t kClockMem = 2;
+
+constexpr unsigned int kDeviceNameBufferSize = 96;  // NVML_DEVICE_NAME_V2_BUFFER_SIZE
 
 // Clocks-event (formerly throttle) reason bits.
 constexpr uint64_t kReasonGpuIdle = 0x1;                   // nothing running: not judged

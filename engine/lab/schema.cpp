@@ -193,6 +193,13 @@ void migrate_v4(sqlite3* db) {
                 "runs.passport_id), '')");
 }
 
+// Version 5: each timeline op keeps the bytes it moved (0 where unknown, as in every older run),
+// so a stored trace shows GB/s per op without the model file at hand.
+void migrate_v5(sqlite3* db) {
+  if (!has_column(db, "timeline_ops", "bytes"))
+    sql::exec(db, "ALTER TABLE timeline_ops ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0");
+}
+
 // Each migration completes what its version adds and skips what is already there, so a store
 // whose user_version was set back (by hand, by a tool, by a copy of the tables into an older
 // file) moves forward instead of failing on "table ... already exists".
@@ -202,6 +209,7 @@ constexpr Migration kMigrations[] = {
     [](sqlite3* db) { sql::exec(db, kV2); },
     [](sqlite3* db) { sql::exec(db, kV3); },
     migrate_v4,
+    migrate_v5,
 };
 
 // A schema version as a fresh store has it, built in memory: what check_schema compares with.

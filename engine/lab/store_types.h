@@ -102,6 +102,7 @@ struct TimelineOpRecord {
   int32_t step = 0;
   double start_us = 0;
   double dur_us = 0;
+  uint64_t bytes = 0;  // OpSpan::bytes; 0: unknown (and every op of a store before schema 5)
 };
 
 // The A/B evidence and its verdict; `run_id` is the A/B run it belongs to.

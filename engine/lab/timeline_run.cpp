@@ -8,6 +8,8 @@
 
 #include "engine/common/error.h"
 #include "engine/lab/decode_proxy.h"
+#include "engine/lab/op_bytes.h"
+#include "engine/lab/store_text.h"
 #include "engine/model/model.h"
 
 namespace p64 {
@@ -45,6 +47,7 @@ std::vector<OpSpan> spans_from_records(std::span<const TimelineOpRecord> records
     s.step = r.step;
     s.start_us = r.start_us;
     s.dur_us = r.dur_us;
+    s.bytes = r.bytes;
     out.push_back(std::move(s));
   }
   return out;
@@ -96,6 +99,7 @@ TimelineSummary summarize_timeline(std::span<const OpSpan> spans) {
   std::sort(t.top_ops.begin(), t.top_ops.end(), [](const OpTotal& a, const OpTotal& b) { return a.ms > b.ms; });
   if (t.steps > 0 && t.layers > 0) t.dispatches_per_layer = static_cast<double>(in_block) / (t.layers * t.steps);
   if (t.steps > 0) t.dispatches_per_step = static_cast<double>(decode_spans) / t.steps;
+  t.spread = op_spread(spans).ops;
   return t;
 }
 
@@ -133,6 +137,7 @@ TimelineResult run_timeline(Backend& backend, const Model& model, const Timeline
   }
   backend.set_timeline(nullptr);
   r.spans = rec.take();
+  count_op_bytes(model, backend.kv_bytes_per_position(), r.spans);
   r.summary = summarize_timeline(r.spans);
   double decode_us = 0;
   for (const auto& s : r.spans)
@@ -153,7 +158,8 @@ void to_json(nlohmann::json& j, const TimelineSummary& s) {
                      {"dispatches_per_step", s.dispatches_per_step},
                      {"prefill_ms", s.prefill_ms},
                      {"groups", groups},
-                     {"ops", ops}};
+                     {"ops", ops},
+                     {"spread", s.spread}};
 }
 
 nlohmann::json chrome_trace(std::span<const OpSpan> spans, const std::string& title) {
@@ -164,6 +170,7 @@ nlohmann::json chrome_trace(std::span<const OpSpan> spans, const std::string& ti
   for (const auto& s : spans) {
     nlohmann::json args = {{"step", s.step}};
     if (s.layer >= 0) args["layer"] = s.layer;
+    if (s.bytes > 0) args["bytes"] = s.bytes;
     events.push_back({{"name", s.layer >= 0 ? s.name + " L" + std::to_string(s.layer) : s.name},
                       {"cat", std::string(op_group_name(s.group))},
                       {"ph", "X"},
@@ -174,6 +181,11 @@ nlohmann::json chrome_trace(std::span<const OpSpan> spans, const std::string& ti
                       {"args", args}});
   }
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};
+}
+
+void write_chrome_trace(const std::string& path, std::span<const OpSpan> spans, const std::string& title,
+                        const OutputPolicy& policy) {
+  write_file_atomically(path, json_text(chrome_trace(spans, title)), policy);
 }
 
 }  // namespace p64

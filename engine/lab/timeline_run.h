@@ -10,7 +10,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "engine/common/atomic_output.h"
 #include "engine/common/progress.h"
+#include "engine/lab/op_spread.h"
 #include "engine/lab/store_types.h"
 #include "engine/runtime/backend.h"
 
@@ -53,6 +55,7 @@ struct TimelineSummary {
   double dispatches_per_step = 0;  // all decode spans / steps
   int layers = 0;
   double prefill_ms = 0;           // summed prefill span time
+  std::vector<OpSpread> spread;    // per op over the decode steps (op_spread.h), the most time first
 };
 
 TimelineSummary summarize_timeline(std::span<const OpSpan> spans);
@@ -72,7 +75,8 @@ struct TimelineResult {
 };
 
 // One untimed warm-up step first (so first-call costs are not in the spans), then one timed
-// prefill of the proxy prompt and N decode steps with the sink set.
+// prefill of the proxy prompt and N decode steps with the sink set. Each span gets the bytes it
+// moved (op_bytes.h).
 TimelineResult run_timeline(Backend& backend, const Model& model, const TimelineParams& params,
                             const ProgressFn& progress = {});
 
@@ -81,5 +85,9 @@ void to_json(nlohmann::json& j, const TimelineSummary& s);
 // Chrome trace-event JSON ("X" complete events, one track per phase; Perfetto and
 // chrome://tracing open it). Times are microseconds as the format wants.
 nlohmann::json chrome_trace(std::span<const OpSpan> spans, const std::string& title);
+// chrome_trace() to `path` through the atomic output writer (the CLI's --trace, the GUI's
+// "Open in Perfetto").
+void write_chrome_trace(const std::string& path, std::span<const OpSpan> spans, const std::string& title,
+                        const OutputPolicy& policy);
 
 }  // namespace p64

@@ -8,6 +8,19 @@
 namespace p64 {
 namespace {
 
+// `p64 timeline` prints each op's spread over the decode steps under its top ops: median, min,
+// max and max/min of a span, and for ops inside blocks the fastest and slowest layer.
+void expect_spread_table(const std::string& out) {
+  const size_t head = out.find("op spread");
+  ASSERT_NE(head, std::string::npos) << out;
+  EXPECT_NE(out.find("max/min", head), std::string::npos) << out;
+  const size_t gate_up = out.find("\n  gate_up ", head);
+  ASSERT_NE(gate_up, std::string::npos) << out;
+  const std::string line = out.substr(gate_up + 1, out.find('\n', gate_up + 1) - gate_up - 1);
+  EXPECT_NE(line.find("FFN"), std::string::npos) << line;
+  EXPECT_NE(line.find("(L"), std::string::npos) << "the fastest and slowest layer: " << line;
+}
+
 TEST(LabCommandsModelFormats, DecodeProxyTimelineAbAndCompareReadAGgufAndALlama2cCheckpoint) {
   const std::string gguf = test::shared_model("stories260K.gguf").string();
   const std::string llama2c = test::shared_model("stories260K.bin").string() + " --tokenizer " +
@@ -23,6 +36,7 @@ TEST(LabCommandsModelFormats, DecodeProxyTimelineAbAndCompareReadAGgufAndALlama2
     const test::CliRun r = test::run_p64(cmd);
     EXPECT_EQ(r.status, 0) << cmd << "\n" << r.err;
     EXPECT_EQ(r.err.find("not a P64 file"), std::string::npos) << cmd << "\n" << r.err;
+    if (cmd.rfind("timeline ", 0) == 0) expect_spread_table(r.out);
   }
 }
 

@@ -10,9 +10,12 @@
 //   energy_step_mj=N  each energy read advances the counter by N mJ; 0: not supported (500)
 //   reasons=A,B,... clocks-event reason bits per read, the last repeated, decimal or 0x hex;
 //                   "none": not supported (0)
+//   name=TEXT       the board's name (NVIDIA H100 80GB HBM3); empty: not supported
+//   power_limit_mw=N  the enforced power limit in milliwatts; 0: not supported (700000)
 // Built a second time with P64_FAKE_NVML_WITHOUT_CLOCK_INFO: a library that lacks one function.
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -31,6 +34,8 @@ struct Steering {
   unsigned long long energy_step_mj = 500;
   bool reasons_supported = true;
   std::vector<unsigned long long> reasons{0};
+  std::string name = "NVIDIA H100 80GB HBM3";
+  unsigned power_limit_mw = 700000;
 };
 
 Steering g_steer;
@@ -79,6 +84,8 @@ Steering parse(const char* text) {
     else if (key == "mem") s.mem = static_cast<unsigned>(number(value));
     else if (key == "power_mw") s.power_mw = static_cast<unsigned>(number(value));
     else if (key == "energy_step_mj") s.energy_step_mj = number(value);
+    else if (key == "name") s.name = value;
+    else if (key == "power_limit_mw") s.power_limit_mw = static_cast<unsigned>(number(value));
     else if (key == "reasons" && value == "none") s.reasons_supported = false;
     else if (key == "reasons") s.reasons = numbers(value);
     else if (key == "sm") {
@@ -164,6 +171,21 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_
   return p64::nvml::kSuccess;
 }
 
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
+  if (!known(device)) return p64::nvml::kErrorNotFound;
+  if (g_steer.name.empty()) return p64::nvml::kErrorNotSupported;
+  if (length <= g_steer.name.size()) return 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+  std::memcpy(name, g_steer.name.c_str(), g_steer.name.size() + 1);
+  return p64::nvml::kSuccess;
+}
+
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* milliwatts) {
+  if (!known(device)) return p64::nvml::kErrorNotFound;
+  if (g_steer.power_limit_mw == 0) return p64::nvml::kErrorNotSupported;
+  *milliwatts = g_steer.power_limit_mw;
+  return p64::nvml::kSuccess;
+}
+
 // Not NVML: how many nvmlInit_v2 sessions are open, for the tests to see each one shut down.
 FAKE_NVML_EXPORT int fake_nvml_open_sessions(void) { return g_sessions.load(); }
 
@@ -176,3 +198,5 @@ static_assert(std::is_same_v<decltype(&nvmlDeviceGetHandleByPciBusId_v2), nvmlDe
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetPowerUsage), nvmlDeviceGetPowerUsage_fn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetTotalEnergyConsumption), nvmlDeviceGetTotalEnergyConsumption_fn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetCurrentClocksEventReasons), nvmlDeviceGetCurrentClocksReasons_fn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetName), nvmlDeviceGetName_fn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetEnforcedPowerLimit), nvmlDeviceGetEnforcedPowerLimit_fn>);

@@ -89,6 +89,7 @@ TEST(Store, RunRoundTripWithSamplesOpsAndModel) {
   op.layer = 1;
   op.dur_us = 12.5;
   b.ops = {op, op};
+  b.ops[1].bytes = 3u << 30;  // past 32 bits: the column holds a 64-bit count
   const int64_t id = store->write_run(b);
   auto run = store->run(id);
   ASSERT_TRUE(run);
@@ -105,6 +106,8 @@ TEST(Store, RunRoundTripWithSamplesOpsAndModel) {
   ASSERT_EQ(ops.size(), 2u);
   EXPECT_EQ(ops[0].group, "ATTN");
   EXPECT_EQ(ops[0].layer, 1);
+  EXPECT_EQ(ops[0].bytes, 0u);
+  EXPECT_EQ(ops[1].bytes, 3ull << 30);
   auto m = store->model(run->model_id);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->n_layer, 2u);
@@ -171,6 +174,42 @@ TEST(Store, MigratesAnOlderStoreKeepingItsRows) {
   EXPECT_EQ(test::integrity_check(*store), "ok");
 }
 
+// Version 5 gives timeline ops their bytes: a timeline stored before keeps its spans, each
+// with bytes 0 (unknown), and runs written after keep theirs.
+TEST(Store, TimelineOpsOfAVersion4StoreReadBackWithUnknownBytes) {
+  test::TempDir dir;
+  const std::string path = (dir / "v4.db").string();
+  {
+    Store::Options o = no_import();
+    o.migrate_to = 4;
+    auto old = Store::open(path, o);
+    ASSERT_EQ(old->schema_version(), 4);
+    ASSERT_EQ(sqlite3_exec(old->handle(),
+                           "INSERT INTO runs (kind, status, backend, started_at) VALUES ('timeline', 'ok', 'cpu', "
+                           "'2026-01-01T00:00:00Z');"
+                           "INSERT INTO timeline_ops (run_id, name, op_group, layer, prefill, step, start_us, dur_us) "
+                           "VALUES (1, 'gate_up', 'FFN', 0, 0, 32, 10.0, 4.5);",
+                           nullptr, nullptr, nullptr),
+              SQLITE_OK);
+  }
+  auto store = Store::open(path, no_import());
+  EXPECT_EQ(store->schema_version(), latest_schema_version());
+  auto ops = store->timeline_ops(1);
+  ASSERT_EQ(ops.size(), 1u);
+  EXPECT_EQ(ops[0].name, "gate_up");
+  EXPECT_DOUBLE_EQ(ops[0].dur_us, 4.5);
+  EXPECT_EQ(ops[0].bytes, 0u);
+  RunBundle b = sample_run(1, "after");
+  OpSpan op;
+  op.name = "down";
+  op.bytes = 4096;
+  b.ops = {op};
+  const int64_t id = store->write_run(b);
+  ASSERT_EQ(store->timeline_ops(id).size(), 1u);
+  EXPECT_EQ(store->timeline_ops(id)[0].bytes, 4096u);
+  EXPECT_EQ(test::integrity_check(*store), "ok");
+}
+
 TEST(Store, EveryOlderSchemaVersionMigratesToTheLatest) {
   test::TempDir dir;
   for (int v = 1; v < latest_schema_version(); ++v) {
@@ -195,7 +234,7 @@ TEST(Store, AStoreWhoseUserVersionWasSetBackMigratesForward) {
     // A device that is not the passport's: version 4's back-fill must not run over it again.
     sqlite3_exec(store->handle(), "UPDATE runs SET device = 'renamed gpu'", nullptr, nullptr, nullptr);
   }
-  for (int older : {0, 1, 2, 3}) {
+  for (int older : {0, 1, 2, 3, 4}) {
     {
       sqlite3* db = nullptr;
       ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);

@@ -1,5 +1,6 @@
 // p64lab_screenshots: renders every panel of the workbench window offscreen (QWidget::grab) into
-// <out dir>/<panel id>.png, for docs/images and the README.
+// <out dir>/<panel id>.png, for docs/images and the README; the Timeline panel's track view
+// also alone, as timeline-track.png, and zoomed on one decode step, timeline-track-step.png.
 // Usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]... [--chat MESSAGE] [--ab]
 //        [--ab-b-model MODEL]
 // With --db the panels show that store's runs; with --model the model is opened first; with
@@ -26,7 +27,9 @@
 #include "ui/app/workbench.h"
 #include "ui/panels/ab_panel.h"
 #include "ui/panels/chat_panel.h"
+#include "ui/charts/timeline_track_view.h"
 #include "ui/panels/panel.h"
+#include "ui/panels/timeline_panel.h"
 #include "ui/ui_test_support.h"
 
 namespace {
@@ -152,6 +155,24 @@ int main(int argc, char** argv) {
     }
     std::printf("%s\n", qPrintable(out));
     ++written;
+    if (auto* timeline = qobject_cast<p64::ui::TimelinePanel*>(panel)) {
+      // The track view as it opens (every step), then zoomed on the second step's ops.
+      p64::ui::TimelineTrackView* view = timeline->track_view();
+      const auto& steps = view->tracks().step_starts();
+      for (const char* name : {"timeline-track.png", "timeline-track-step.png"}) {
+        if (QString(name) == "timeline-track-step.png") {
+          if (steps.size() < 3) break;
+          view->set_window({steps[1].second, steps[2].second});
+        }
+        const QString track = QDir(args.out_dir).filePath(name);
+        if (!view->grab().save(track, "PNG")) {
+          std::fprintf(stderr, "p64lab_screenshots: cannot write %s\n", qPrintable(track));
+          return 1;
+        }
+        std::printf("%s\n", qPrintable(track));
+      }
+      view->fit();
+    }
   }
   if (written == 0) {
     std::fprintf(stderr, "p64lab_screenshots: no panel matched\n");

@@ -19,7 +19,9 @@
 #include "ui/models/p64_tables.h"
 #include "ui/models/run_table_model.h"
 #include "ui/models/sample_table_model.h"
+#include "ui/charts/timeline_track_view.h"
 #include "ui/models/timeline_model.h"
+#include "ui/models/timeline_spread_model.h"
 #include "ui/panels/models_panel.h"
 #include "ui/panels/runs_panel.h"
 #include "ui/panels/timeline_panel.h"
@@ -196,6 +198,15 @@ class TestModelsRuns : public QObject {
     auto* stacked = qobject_cast<QStackedBarSeries*>(series.first());
     QVERIFY(stacked && stacked->count() >= 3);
     QCOMPARE(stacked->barSets().first()->count(), split->rowCount());
+    // The recorded steps are on the tracks (RMS, ATTN, FFN at least), the spread has a row per
+    // op, and the projections carry the bytes they read.
+    const TimelineTracks& tracks = timeline_->track_view()->tracks();
+    QVERIFY(tracks.track_count() >= 3);
+    QCOMPARE(static_cast<int>(tracks.step_starts().size()), split->steps());
+    QVERIFY(timeline_->spread()->rowCount() > 0);
+    bool qkv_bytes = false;
+    for (const p64::OpSpan& s : split->spans()) qkv_bytes |= s.name == "qkv" && s.bytes > 0;
+    QVERIFY(qkv_bytes);
     // The Chrome trace is valid JSON with an event per span.
     const QString trace = timeline_->write_trace(dir_.filePath("trace.json"));
     QFile f(trace);

@@ -1,7 +1,5 @@
 #include "ui/app/lab_sessions.h"
 
-#include <fstream>
-
 #include "engine/common/error.h"
 #include "engine/lab/experiment.h"
 
@@ -66,13 +64,6 @@ TimelineOutcome run_timeline_session(const LabRequest& request, const TimelinePa
   e.prompt_tokens = params.prompt_tokens;
   ExperimentOutcome o = run_experiment(e, one_bar(progress));
   return {o.run_id, std::move(o.timeline), o.backend, o.passport.device.name};
-}
-
-void write_chrome_trace(const std::string& path, const std::vector<OpSpan>& spans, const std::string& title) {
-  std::ofstream out(path);
-  if (!out) throw Error(path + ": cannot write the trace");
-  out << chrome_trace(spans, title).dump();
-  if (!out) throw Error(path + ": write failed");
 }
 
 }  // namespace p64::ui

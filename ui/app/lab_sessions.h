@@ -52,7 +52,4 @@ DepthSweepOutcome run_depth_sweep_session(const LabRequest& request, const Decod
 TimelineOutcome run_timeline_session(const LabRequest& request, const TimelineParams& params,
                                      const ProgressFn& progress);
 
-// Writes the Chrome trace of `spans` to `path` (opens in Perfetto / chrome://tracing).
-void write_chrome_trace(const std::string& path, const std::vector<OpSpan>& spans, const std::string& title);
-
 }  // namespace p64::ui

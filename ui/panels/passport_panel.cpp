@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/lab/gpu_facts.h"
 #include "engine/lab/store.h"
 #include "engine/runtime/backend_registry.h"
 #include "ui/app/workbench.h"
@@ -28,6 +29,12 @@ namespace {
 // Passports measured in this session, per backend (measuring takes seconds; keep them).
 QMap<QString, Passport>& measured() {
   static QMap<QString, Passport> m;
+  return m;
+}
+
+// What NVML said of a measured CUDA device when it was measured ("" for other backends).
+QMap<QString, QString>& measured_nvml() {
+  static QMap<QString, QString> m;
   return m;
 }
 
@@ -138,7 +145,10 @@ void PassportPanel::show_backend(const QString& name) {
     note_->setText(tr("The <b>%1</b> backend cannot run here: %2").arg(name, why.toHtmlEscaped()));
   } else if (measured().contains(name)) {
     model_->set_passport(measured().value(name));
-    note_->setText(tr("Passport of the <b>%1</b> backend, measured in this session.").arg(name));
+    QString text = tr("Passport of the <b>%1</b> backend, measured in this session.").arg(name);
+    if (const QString nvml = measured_nvml().value(name); !nvml.isEmpty())
+      text += "<br>" + tr("NVML: %1").arg(nvml.toHtmlEscaped());
+    note_->setText(text);
   } else {
     show_host_only();
     note_->setText(tr("Host and build facts. The <b>%1</b> device has not been measured yet: "
@@ -168,16 +178,20 @@ void PassportPanel::measure_again() {
   const QString name = current_backend();
   if (name.isEmpty()) return;
   auto result = std::make_shared<Passport>();
-  auto* job = new Job(tr("Measuring %1").arg(name), [name, result](const ProgressFn& progress, Job&) {
+  auto nvml = std::make_shared<std::string>();
+  auto* job = new Job(tr("Measuring %1").arg(name), [name, result, nvml](const ProgressFn& progress, Job&) {
     progress(0.0, "creating the backend");
     auto backend = create_backend(name.toStdString());
     progress(0.2, "measuring bandwidth");
     *result = backend->passport();
+    // A CUDA device's name, power limit, clocks and throttle reasons, as `p64 passport` prints them.
+    if (const auto gpu = read_gpu_facts(result->device)) *nvml = gpu_facts_line(*gpu);
     progress(1.0, "done");
   });
   measure_->setEnabled(false);
-  connect(job, &Job::succeeded, this, [this, name, result] {
+  connect(job, &Job::succeeded, this, [this, name, result, nvml] {
     measured().insert(name, *result);
+    measured_nvml().insert(name, QString::fromStdString(*nvml));
     if (name == wb_.resolved_backend()) wb_.set_device(QString::fromStdString(result->device.name));
     show_backend(name);
   });

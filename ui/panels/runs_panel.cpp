@@ -28,6 +28,7 @@
 #include "ui/jobs/store_job.h"
 #include "ui/charts/depth_chart.h"
 #include "ui/models/depth_sweep_points.h"
+#include "ui/models/gpu_energy_rows.h"
 #include "ui/models/key_value_model.h"
 #include "ui/models/passport_model.h"
 #include "ui/models/run_table_model.h"
@@ -64,6 +65,7 @@ RunsPanel::RunsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   filter_->setSourceModel(runs_);
   samples_ = new SampleTableModel(this);
   details_ = new KeyValueModel(this);
+  gpu_ = new KeyValueModel(this);
   passport_ = new PassportModel(this);
 
   // --- new session ---
@@ -133,6 +135,7 @@ RunsPanel::RunsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   detail_tabs_ = new QTabWidget(this);
   detail_tabs_->addTab(make_table(samples_, this, TableSelection::OneRow), tr("Samples"));
   detail_tabs_->addTab(make_table(details_, this, TableSelection::OneRow), tr("Options and summary"));
+  detail_tabs_->addTab(make_table(gpu_, this, TableSelection::OneRow), tr("GPU and energy"));
   detail_tabs_->addTab(make_table(passport_, this, TableSelection::OneRow), tr("Passport"));
   depth_view_ = new QChartView(new QChart, this);
   depth_view_->setRenderHint(QPainter::Antialiasing);
@@ -249,6 +252,8 @@ void RunsPanel::show_run(const QModelIndex& proxy_index) {
           if (!j.is_discarded()) flatten(j, prefix, &rows);
         }
         details_->set_rows(rows);
+        const auto summary = nlohmann::json::parse(d.run.summary_json.empty() ? "{}" : d.run.summary_json, nullptr, false);
+        gpu_->set_rows(gpu_energy_rows(summary.is_discarded() ? nlohmann::json::object() : summary));
         if (d.passport) {
           const auto j = nlohmann::json::parse(d.passport->json, nullptr, false);
           Passport p;

@@ -40,6 +40,7 @@ class RunsPanel : public Panel {
   RunFilterProxy* filter() const { return filter_; }
   SampleTableModel* samples() const { return samples_; }
   KeyValueModel* details() const { return details_; }
+  KeyValueModel* gpu() const { return gpu_; }  // the shown run's GPU clocks, power, throttling and tok/J
   QSpinBox* tokens_box() const { return tokens_; }
   QSpinBox* prompt_box() const { return prompt_; }
   QSpinBox* runs_box() const { return reps_; }
@@ -73,6 +74,7 @@ class RunsPanel : public Panel {
   RunFilterProxy* filter_;
   SampleTableModel* samples_;
   KeyValueModel* details_;
+  KeyValueModel* gpu_;
   PassportModel* passport_;
   QComboBox* kind_;
   QLineEdit* config_;

@@ -3,22 +3,26 @@
 #include <QChart>
 #include <QChartView>
 #include <QComboBox>
-#include <QDesktopServices>
 #include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QPushButton>
+#include <QSortFilterProxyModel>
 #include <QSplitter>
+#include <QTabWidget>
 #include <QTableView>
-#include <QUrl>
 #include <QVBoxLayout>
 
-#include "ui/app/lab_sessions.h"
+#include "engine/lab/timeline_run.h"
 #include "ui/app/workbench.h"
 #include "ui/charts/timeline_charts.h"
+#include "ui/charts/timeline_track_view.h"
 #include "ui/jobs/store_job.h"
 #include "ui/models/timeline_model.h"
+#include "ui/models/timeline_spread_model.h"
 #include "ui/panels/chart_export_actions.h"
 
 namespace p64::ui {
@@ -36,22 +40,32 @@ struct TimelineOps {
 
 TimelinePanel::TimelinePanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   split_ = new TimelineSplitModel(this);
+  spread_ = new TimelineSpreadModel(this);
   run_box_ = new QComboBox(this);
   run_box_->setMinimumContentsLength(40);
   summary_ = new QLabel(tr("No timeline run yet: Run › Timeline (Ctrl+T)."), this);
-  trace_ = new QPushButton(tr("Open Chrome trace"), this);
-  trace_->setToolTip(tr("Write the spans as Chrome trace-event JSON and open it (Perfetto, chrome://tracing)"));
+  fit_ = new QPushButton(tr("Fit"), this);
+  fit_->setToolTip(tr("Show every decode step (the wheel zooms about the pointer, a drag pans)"));
+  trace_ = new QPushButton(tr("Open in Perfetto…"), this);
+  trace_->setToolTip(tr("Write the spans as Chrome trace-event JSON, for Perfetto or chrome://tracing"));
   trace_->setEnabled(false);
   auto* bar = new QHBoxLayout;
   bar->addWidget(new QLabel(tr("Run:"), this));
   bar->addWidget(run_box_);
   bar->addWidget(summary_, 1);
+  bar->addWidget(fit_);
   bar->addWidget(trace_);
   bar->addWidget(make_export_charts_button(this, wb_));
+  trace_note_ = new QLabel(this);
+  trace_note_->setWordWrap(true);
+  trace_note_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  trace_note_->hide();
+
+  tracks_ = new TimelineTrackView(this);
 
   layer_view_ = new QChartView(new QChart, this);
   layer_view_->setRenderHint(QPainter::Antialiasing);
-  layer_view_->setMinimumHeight(300);
+  layer_view_->setMinimumHeight(180);
   token_view_ = new QChartView(new QChart, this);
   token_view_->setRenderHint(QPainter::Antialiasing);
   token_view_->setMinimumHeight(150);
@@ -61,20 +75,41 @@ TimelinePanel::TimelinePanel(Workbench& wb, QWidget* parent) : Panel(wb, parent)
   table_->verticalHeader()->hide();
   table_->setAlternatingRowColors(true);
   table_->horizontalHeader()->setStretchLastSection(true);
+  auto* averages = new QSplitter(Qt::Vertical, this);
+  averages->addWidget(layer_view_);
+  averages->addWidget(token_view_);
+  averages->setStretchFactor(0, 3);
+  averages->setStretchFactor(1, 1);
+
+  auto* spread_sorted = new QSortFilterProxyModel(this);
+  spread_sorted->setSourceModel(spread_);
+  spread_sorted->setSortRole(Qt::UserRole);
+  spread_table_ = new QTableView(this);
+  spread_table_->setModel(spread_sorted);
+  spread_table_->setSortingEnabled(true);
+  spread_table_->sortByColumn(-1, Qt::AscendingOrder);  // the model's order until a header is clicked
+  spread_table_->verticalHeader()->hide();
+  spread_table_->setAlternatingRowColors(true);
+  spread_table_->horizontalHeader()->setStretchLastSection(true);
+
+  tabs_ = new QTabWidget(this);
+  tabs_->addTab(averages, tr("Per-layer averages"));
+  tabs_->addTab(table_, tr("Averages table"));
+  tabs_->addTab(spread_table_, tr("Spread across steps"));
 
   auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(layer_view_);
-  split->addWidget(token_view_);
-  split->addWidget(table_);
-  split->setStretchFactor(0, 4);
-  split->setStretchFactor(1, 1);
-  split->setStretchFactor(2, 2);
+  split->addWidget(tracks_);
+  split->addWidget(tabs_);
+  split->setStretchFactor(0, 2);
+  split->setStretchFactor(1, 3);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
+  layout->addWidget(trace_note_);
   layout->addWidget(split, 1);
 
   connect(run_box_, &QComboBox::activated, this, [this](int i) { show_run(run_box_->itemData(i).toLongLong()); });
-  connect(trace_, &QPushButton::clicked, this, &TimelinePanel::open_trace);
+  connect(fit_, &QPushButton::clicked, tracks_, &TimelineTrackView::fit);
+  connect(trace_, &QPushButton::clicked, this, &TimelinePanel::open_in_perfetto);
   connect(&wb_, &Workbench::store_written, this, &TimelinePanel::reload);
   connect(&wb_, &Workbench::store_changed, this, &TimelinePanel::reload);
   fill_layer_split_chart(layer_view_->chart(), *split_);
@@ -117,10 +152,13 @@ void TimelinePanel::show_run(qint64 run_id) {
       },
       [this](TimelineOps o) {
         shown_run_ = o.run_id;
+        tracks_->set_spans(o.spans);
+        spread_->set_spans(o.spans);
         split_->set_spans(std::move(o.spans));
         fill_layer_split_chart(layer_view_->chart(), *split_);
         fill_token_split_chart(token_view_->chart(), *split_);
         table_->resizeColumnsToContents();
+        spread_table_->resizeColumnsToContents();
         const int i = run_box_->findData(QVariant::fromValue<qlonglong>(o.run_id));
         if (i >= 0) run_box_->setCurrentIndex(i);
         summary_->setText(tr("%1 spans, %2 decode steps, %3 layers; %4 ms per token")
@@ -133,21 +171,37 @@ void TimelinePanel::show_run(qint64 run_id) {
       });
 }
 
+QString TimelinePanel::default_trace_path() const {
+  const QFileInfo store(wb_.store_path());
+  return store.dir().filePath(QString("%1-timeline-%2.json").arg(store.completeBaseName()).arg(shown_run_));
+}
+
 QString TimelinePanel::write_trace(const QString& path) {
   try {
-    write_chrome_trace(path.toStdString(), split_->spans(), "p64lab timeline run " + std::to_string(shown_run_));
-    return path;
+    OutputPolicy policy;  // the user chose the path (the dialog asked before replacing a file)
+    policy.reads(wb_.store_path().toStdString(), "the lab store this panel reads");
+    write_chrome_trace(path.toStdString(), split_->spans(), "p64lab timeline run " + std::to_string(shown_run_),
+                       policy);
   } catch (const std::exception& e) {
+    trace_note_->setText(tr("The trace was not written: %1").arg(QString::fromUtf8(e.what()).toHtmlEscaped()));
+    trace_note_->show();
     Q_EMIT wb_.message(QString::fromUtf8(e.what()));
     return {};
   }
+  // The app opens nothing itself and reaches no network: Perfetto's UI loads the file in the
+  // browser, and a local Perfetto UI works offline.
+  trace_note_->setText(tr("Trace written to <b>%1</b>. Open it at https://ui.perfetto.dev (Open trace file) or in a "
+                          "local Perfetto UI; the file stays on this machine.")
+                           .arg(path.toHtmlEscaped()));
+  trace_note_->show();
+  Q_EMIT wb_.message(tr("Trace written to %1").arg(path));
+  return path;
 }
 
-void TimelinePanel::open_trace() {
-  const QString path = write_trace(QDir::temp().filePath(QString("p64lab-timeline-%1.json").arg(shown_run_)));
-  if (path.isEmpty()) return;
-  Q_EMIT wb_.message(tr("Trace written to %1 (Perfetto: ui.perfetto.dev › Open trace file)").arg(path));
-  QDesktopServices::openUrl(QUrl::fromLocalFile(path));
+void TimelinePanel::open_in_perfetto() {
+  const QString path = QFileDialog::getSaveFileName(this, tr("Write the trace for Perfetto"), default_trace_path(),
+                                                    tr("Chrome trace JSON (*.json)"));
+  if (!path.isEmpty()) write_trace(path);
 }
 
 }  // namespace p64::ui

@@ -6,13 +6,17 @@ class QComboBox;
 class QLabel;
 class QPushButton;
 class QTableView;
+class QTabWidget;
 
 namespace p64::ui {
 
 class TimelineSplitModel;
+class TimelineSpreadModel;
+class TimelineTrackView;
 
-// The per-op split of a stored timeline run: stacked bars per layer and the whole-token
-// split, hover for op names and times; the Chrome trace opens in the system's viewer.
+// A stored timeline run: the decode steps on a zoomable track view (a track per op group), and
+// beside it the per-layer averages (stacked bars per layer and the whole-token split) and each
+// op's spread over the steps. "Open in Perfetto" writes the Chrome trace where the user says.
 class TimelinePanel : public Panel {
   Q_OBJECT
  public:
@@ -21,13 +25,18 @@ class TimelinePanel : public Panel {
   QString title() const override { return tr("Timeline"); }
   QList<QChartView*> chart_views() const override;
   TimelineSplitModel* split() const { return split_; }
+  TimelineSpreadModel* spread() const { return spread_; }
+  TimelineTrackView* track_view() const { return tracks_; }
   QChartView* layer_view() const { return layer_view_; }
   QChartView* token_view() const { return token_view_; }
+  QLabel* trace_note() const { return trace_note_; }
+  // Where "Open in Perfetto" offers to write: beside the store, named for the run.
+  QString default_trace_path() const;
 
  public Q_SLOTS:
   void reload();
   void show_run(qint64 run_id);
-  void open_trace();
+  void open_in_perfetto();                   // asks where, then write_trace()
   QString write_trace(const QString& path);  // returns the path written, empty on failure
 
  Q_SIGNALS:
@@ -35,12 +44,18 @@ class TimelinePanel : public Panel {
 
  private:
   TimelineSplitModel* split_;
+  TimelineSpreadModel* spread_;
   QComboBox* run_box_;
   QLabel* summary_;
+  QPushButton* fit_;
   QPushButton* trace_;
+  QLabel* trace_note_;
+  TimelineTrackView* tracks_;
+  QTabWidget* tabs_;
   QChartView* layer_view_;
   QChartView* token_view_;
   QTableView* table_;
+  QTableView* spread_table_;
   qint64 shown_run_ = 0;
 };
 
