@@ -166,7 +166,7 @@ TEST(SynthPlan, QwenPresetsPlanTheirArchitecturesTensors) {
   EXPECT_EQ(q3.tensors.size(), 2u + 28u * 11u);
   const SynthTensor& qn = find(q3, "blk.5.attn_q_norm.weight");
   EXPECT_EQ(qn.ne, std::vector<int64_t>{128});
-  EXPECT_EQ(qn.role, SynthRole::HeadNorm);
+  EXPECT_EQ(qn.role, SynthRole::RandomNorm);
   EXPECT_EQ(find(q3, "blk.5.attn_q.weight").ne, (std::vector<int64_t>{1024, 2048}));  // q_dim 16 x 128
   EXPECT_EQ(find(q3, "blk.5.attn_output.weight").ne, (std::vector<int64_t>{2048, 1024}));
   for (const SynthTensor& t : q3.tensors) EXPECT_EQ(t.name.find(".bias"), std::string::npos) << t.name;
