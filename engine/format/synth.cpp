@@ -110,9 +110,9 @@ HParams synth_preset(std::string_view name) {
 }
 
 SynthQuant synth_quant_from_name(std::string_view name) {
-  for (SynthQuant q : {SynthQuant::Q4_K_M, SynthQuant::Q8_0, SynthQuant::F16})
+  for (SynthQuant q : {SynthQuant::Q4_K_M, SynthQuant::Q8_0, SynthQuant::F16, SynthQuant::F32})
     if (name == synth_quant_name(q)) return q;
-  throw Error("synth: unknown quant mix '" + std::string(name) + "' (known: Q4_K_M, Q8_0, F16)");
+  throw Error("synth: unknown quant mix '" + std::string(name) + "' (known: Q4_K_M, Q8_0, F16, F32)");
 }
 
 std::string_view synth_quant_name(SynthQuant q) {
@@ -120,6 +120,7 @@ std::string_view synth_quant_name(SynthQuant q) {
     case SynthQuant::Q4_K_M: return "Q4_K_M";
     case SynthQuant::Q8_0: return "Q8_0";
     case SynthQuant::F16: return "F16";
+    case SynthQuant::F32: return "F32";
   }
   return "?";
 }
@@ -129,6 +130,7 @@ uint32_t synth_file_type(SynthQuant q) {
     case SynthQuant::Q4_K_M: return 15;  // LLAMA_FTYPE_MOSTLY_Q4_K_M
     case SynthQuant::Q8_0: return 7;     // LLAMA_FTYPE_MOSTLY_Q8_0
     case SynthQuant::F16: return 1;      // LLAMA_FTYPE_MOSTLY_F16
+    case SynthQuant::F32: return 0;      // LLAMA_FTYPE_ALL_F32
   }
   return 0;
 }
@@ -137,6 +139,7 @@ DType synth_matrix_type(SynthQuant q, std::string_view base, int layer, int n_la
   DType t = DType::F16;
   switch (q) {
     case SynthQuant::F16: return DType::F16;
+    case SynthQuant::F32: return DType::F32;
     case SynthQuant::Q8_0: t = DType::Q8_0; break;
     case SynthQuant::Q4_K_M:
       if (is_output) t = DType::Q6_K;

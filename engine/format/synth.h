@@ -27,11 +27,12 @@ std::vector<std::string> synth_preset_names();
 // Hyperparameters of a preset; throws p64::Error listing the known names.
 HParams synth_preset(std::string_view name);
 
-// Tensor-type mixes, named as llama.cpp names them.
-enum class SynthQuant { Q4_K_M, Q8_0, F16 };
+// Tensor-type mixes, named as llama.cpp names them. F32 is for comparisons with another engine
+// on the exact float path (no activation is rounded to fit the weights' type).
+enum class SynthQuant { Q4_K_M, Q8_0, F16, F32 };
 SynthQuant synth_quant_from_name(std::string_view name);  // throws p64::Error listing the names
 std::string_view synth_quant_name(SynthQuant q);
-uint32_t synth_file_type(SynthQuant q);  // llama_ftype: Q4_K_M 15, Q8_0 7, F16 1
+uint32_t synth_file_type(SynthQuant q);  // llama_ftype: Q4_K_M 15, Q8_0 7, F16 1, F32 0
 
 enum class SynthRole {
   Matrix,     // random weights, std SynthOptions::weight_std

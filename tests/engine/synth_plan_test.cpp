@@ -83,9 +83,9 @@ TEST(SynthPlan, Smollm2_360M_FallsBackFor960WideRows) {
 }
 
 TEST(SynthPlan, Q8_0AndF16MixesAndFileTypes) {
-  for (SynthQuant q : {SynthQuant::Q8_0, SynthQuant::F16}) {
+  for (SynthQuant q : {SynthQuant::Q8_0, SynthQuant::F16, SynthQuant::F32}) {
     const SynthPlan p = plan_synth(synth_preset("llama-3.1-8b"), q);
-    const DType want = q == SynthQuant::Q8_0 ? DType::Q8_0 : DType::F16;
+    const DType want = q == SynthQuant::Q8_0 ? DType::Q8_0 : q == SynthQuant::F16 ? DType::F16 : DType::F32;
     EXPECT_EQ(find(p, "output.weight").type, want);  // 8B is untied
     EXPECT_EQ(find(p, "token_embd.weight").type, want);
     for (const auto& t : p.tensors) {
@@ -96,6 +96,8 @@ TEST(SynthPlan, Q8_0AndF16MixesAndFileTypes) {
   EXPECT_EQ(synth_file_type(SynthQuant::Q4_K_M), 15u);
   EXPECT_EQ(synth_file_type(SynthQuant::Q8_0), 7u);
   EXPECT_EQ(synth_file_type(SynthQuant::F16), 1u);
+  EXPECT_EQ(synth_file_type(SynthQuant::F32), 0u);
+  EXPECT_EQ(synth_quant_from_name("F32"), SynthQuant::F32);
   const SynthPlan u = plan_synth(synth_preset("llama-3.1-8b"), SynthQuant::Q4_K_M);
   EXPECT_EQ(find(u, "output.weight").type, DType::Q6_K);
   EXPECT_EQ(find(u, "token_embd.weight").type, DType::Q4_K);  // an untied embedding is a plain matrix
