@@ -145,7 +145,7 @@ TEST(Architectures, GemmaNormsAndWindowsSurviveGgufToP64ToModel) {
     EXPECT_EQ(hp.sliding_window, 8u) << preset;
     EXPECT_EQ(hp.sliding_window_pattern, preset == "tiny-gemma2" ? 2u : 6u);
     EXPECT_EQ(hp.rope_base_local, preset == "tiny-gemma2" ? 0.0f : 10000.0f);
-    EXPECT_EQ(hp.attn_softcap, preset == "tiny-gemma2" ? 50.0f : 0.0f);
+    EXPECT_EQ(hp.attn_softcap, preset == "tiny-gemma2" ? 1.0f : 0.0f);  // the GGUF's, not the default 50
     EXPECT_EQ(hp.final_softcap, preset == "tiny-gemma2" ? 30.0f : 0.0f);
     EXPECT_EQ(hp.attn_scale(), want.attn_scale());  // 1/sqrt(head_dim): llama.cpp's rule below the 27B models
     EXPECT_TRUE(hp.tied_output);

@@ -86,7 +86,8 @@ std::string hf_config(const HParams& hp) {
                   std::to_string(hp.sliding_window) + R"(,"query_pre_attn_scalar":)" + std::to_string(hp.head_dim) +
                   R"(,"hidden_activation":"gelu_pytorch_tanh","attention_bias":false,"tie_word_embeddings":true)";
   if (hp.arch == "gemma2")
-    return c + R"(,"model_type":"gemma2","rope_theta":10000.0,"attn_logit_softcapping":50.0,"final_logit_softcapping":30.0})";
+    return c + R"(,"model_type":"gemma2","rope_theta":10000.0,"attn_logit_softcapping":)" + std::to_string(hp.attn_softcap) +
+           R"(,"final_logit_softcapping":)" + std::to_string(hp.final_softcap) + "}";
   std::string types;
   for (uint32_t l = 0; l < hp.n_layer; ++l)
     types += std::string(l ? "," : "") + ((l + 1) % 6 ? "\"sliding_attention\"" : "\"full_attention\"");

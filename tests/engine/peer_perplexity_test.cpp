@@ -1,6 +1,7 @@
 // Perplexity of the CPU backend against llama.cpp's llama-perplexity on the same synth GGUF and
 // text: each file of tests/data/peer-reference/ holds what llama-perplexity printed for one GGUF
-// (preset, tensor mix, KV cache type; the commands in the README there) and the GGUF's sha256.
+// (preset, tensor mix, KV cache type, the commands; scripts/peer_perplexity_fixtures.sh made it)
+// and the GGUF's sha256.
 // The test makes the same GGUF again (synth is deterministic; a changed one fails by its hash,
 // asking for the fixture to be made again) and computes the perplexity in llama-perplexity's
 // manner: the text tokenized with BOS, cut into chunks of n_ctx tokens, each chunk's first token
@@ -85,7 +86,7 @@ TEST_P(PeerPerplexity, CpuPerplexityEqualsLlamaPerplexity) {
   so.weight_std = std::stof(want.at("weight_std"));
   write_synth(plan_synth(synth_preset(preset), synth_quant_from_name(quant)), gguf, so);
   ASSERT_EQ(sha256_file(gguf), want.at("gguf_sha256"))
-      << "synth no longer writes the GGUF the fixture was made from: make it again (tests/data/peer-reference/README.md)";
+      << "synth no longer writes the GGUF the fixture was made from: make it again (scripts/peer_perplexity_fixtures.sh)";
 
   const std::string p64 = (dir / (preset + ".p64")).string();
   convert_to_p64(gguf, p64, {});
