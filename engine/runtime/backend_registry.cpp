@@ -64,7 +64,11 @@ std::unique_ptr<Backend> create_backend_for(std::string_view requested, const Mo
     check_backend_runs(*b, model);
     return b;
   }
-  for (const auto& f : registry()) {
+  return first_backend_running(registry(), model);
+}
+
+std::unique_ptr<Backend> first_backend_running(std::span<const BackendFactory> factories, const Model& model) {
+  for (const auto& f : factories) {
     std::string why;
     if (!f.available(&why)) continue;
     std::unique_ptr<Backend> b = f.create();

@@ -356,25 +356,24 @@ TEST(Architectures, ABackendThatRunsOnlyLlamaRefusesAQwenModelByName) {
 }
 
 // "auto" used to take the best-ranked backend that can run here and then refuse the model it
-// does not run; it now passes over it, and a backend named outright still refuses.
+// does not run; it now passes over it (a stand-in ranked above the CPU backend, in a list of
+// the test's own rather than the process's registry), and a backend named outright still refuses.
 TEST(Architectures, AutoPassesOverABackendThatDoesNotRunTheModel) {
-  register_all_backends();
   auto available = [](std::string*) { return true; };
-  register_backend({"llama-only", 1000, available, [] { return std::make_unique<LlamaOnlyBackend>(); }, {}});
+  const BackendFactory factories[] = {
+      {"llama-only", 1000, available, [] { return std::make_unique<LlamaOnlyBackend>(); }, {}},
+      {"cpu", 0, available, [] { return make_cpu_backend(); }, {}}};
   test::TempDir dir;
   const auto gemma = open_p64(convert(write_gguf(dir.path(), tiny_plan("tiny-gemma3"), "g.gguf"), dir.path(), "g.p64"));
   const auto llama = open_p64(convert(write_gguf(dir.path(), tiny_plan("tiny"), "l.gguf"), dir.path(), "l.p64"));
-  EXPECT_EQ(create_backend_for("auto", *gemma)->name(), "cpu");
-  EXPECT_EQ(create_backend_for("auto", *llama)->name(), "gpu");  // LlamaOnlyBackend's name
-  const std::string e = test::error_of([&] { create_backend_for("llama-only", *gemma); });
-  EXPECT_NE(e.find("a gemma3 model; the gpu backend runs llama"), std::string::npos) << e;
-  // Out of the way of later tests in this process.
-  register_backend({"llama-only", -1000,
-                    [](std::string* why) {
-                      if (why) *why = "a test stand-in";
-                      return false;
-                    },
-                    [] { return std::make_unique<LlamaOnlyBackend>(); }, {}});
+  EXPECT_EQ(first_backend_running(factories, *gemma)->name(), "cpu");
+  EXPECT_EQ(first_backend_running(factories, *llama)->name(), "gpu");  // LlamaOnlyBackend's name
+  const std::string e = test::error_of([&] { first_backend_running(std::span(factories, 1), *gemma); });
+  EXPECT_EQ(e, gemma->source() + ": no backend that can run here runs a gemma3 model");
+  register_all_backends();
+  EXPECT_EQ(create_backend_for("auto", *gemma)->name(), "cpu");  // whatever GPU this build has
+  const std::string named = test::error_of([&] { create_backend_for("cpu", *gemma); });
+  EXPECT_TRUE(named.empty()) << named;
 }
 
 }  // namespace
