@@ -16,7 +16,7 @@ the same ids and compares (relative RMS error <= 1e-4, top-1 identical). transfo
 are on the GPU machine, not here: run it there (CPU is fine) and keep what it writes in
 tests/data/hf-reference/.
 
-    python3 scripts/hf_reference_logits.py OUT [ARCH ...]     (default: llama qwen2 qwen3)
+    python3 scripts/hf_reference_logits.py OUT [ARCH ...]     (default: llama qwen2 qwen3 gemma2 gemma3)
 """
 import json
 import os
@@ -46,25 +46,47 @@ TOKENIZER = {
 COMMON = dict(vocab_size=VOCAB, hidden_size=64, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
               num_key_value_heads=2, max_position_embeddings=128, rms_norm_eps=1e-6, rope_theta=1000000.0,
               tie_word_embeddings=True)
+# Gemma: windows of 8 that the 24 positions cross, a query_pre_attn_scalar that is not head_dim,
+# and (gemma2) soft-caps small enough to bend these tiny models' scores and logits.
+GEMMA = dict(COMMON, head_dim=16, sliding_window=8, query_pre_attn_scalar=24, hidden_activation="gelu_pytorch_tanh")
 CONFIGS = {
     "llama": dict(COMMON),
     "qwen2": dict(COMMON, use_sliding_window=False),
     # head_dim 32 is not hidden_size / num_attention_heads (16), as in Qwen3-0.6B
     "qwen3": dict(COMMON, head_dim=32, attention_bias=False, use_sliding_window=False),
+    "gemma2": dict(GEMMA, num_hidden_layers=4, rope_theta=10000.0, attn_logit_softcapping=1.0,
+                   final_logit_softcapping=3.0),
+    # six layers: five local (RoPE base 10000, unscaled), one global (1e6, linear scaling 2)
+    "gemma3": dict(GEMMA, num_hidden_layers=6, head_dim=32),
 }
+MODEL_TYPE = {"gemma3": "gemma3_text"}  # HF's text-only Gemma 3
+
+
+def gemma3_rope(config):
+    """transformers 5 takes one rope_parameters block per layer type; 4 a top-level spelling."""
+    if int(transformers.__version__.split(".")[0]) >= 5:
+        config["rope_parameters"] = {
+            "full_attention": {"rope_type": "linear", "factor": 2.0, "rope_theta": 1000000.0},
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}
+        config.pop("rope_theta", None)
+    else:
+        config.update(rope_theta=1000000.0, rope_local_base_freq=10000.0, sliding_window_pattern=6,
+                      rope_scaling={"rope_type": "linear", "factor": 2.0})
+    return config
 
 
 def build(arch, out_dir):
-    torch.manual_seed({"llama": 1, "qwen2": 2, "qwen3": 3}[arch])
-    config = AutoConfig.for_model(arch, **CONFIGS[arch])
+    torch.manual_seed({"llama": 1, "qwen2": 2, "qwen3": 3, "gemma2": 4, "gemma3": 5}[arch])
+    kwargs = gemma3_rope(dict(CONFIGS[arch])) if arch == "gemma3" else CONFIGS[arch]
+    config = AutoConfig.for_model(MODEL_TYPE.get(arch, arch), **kwargs)
     config._attn_implementation = "eager"
     model = AutoModelForCausalLM.from_config(config).to(torch.float32).eval()
     # from_config leaves biases at 0 and norms at 1: random values, so a reader that drops or
     # misplaces one gives other logits. Rounded to bf16, the dtype they are saved in.
     with torch.no_grad():
         for name, p in model.named_parameters():
-            if name.endswith("norm.weight"):
-                p.copy_(1.0 + 0.3 * torch.randn_like(p))
+            if name.endswith("norm.weight"):  # Gemma's norms scale by 1 + w
+                p.copy_((0.0 if arch.startswith("gemma") else 1.0) + 0.3 * torch.randn_like(p))
             elif name.endswith(".bias"):
                 p.copy_(0.5 * torch.randn_like(p))
             elif "embed_tokens" in name:
@@ -72,7 +94,7 @@ def build(arch, out_dir):
             else:
                 p.copy_(0.08 * torch.randn_like(p))
             p.copy_(p.to(torch.bfloat16).to(torch.float32))
-        logits = model(torch.tensor([TOKENS])).logits[0].to(torch.float32).contiguous()
+        logits = model(torch.tensor([TOKENS]), use_cache=False).logits[0].to(torch.float32).contiguous()
     os.makedirs(out_dir, exist_ok=True)
     model.to(torch.bfloat16).save_pretrained(out_dir, safe_serialization=True)
     with open(os.path.join(out_dir, "tokenizer.json"), "w") as f:
@@ -93,7 +115,7 @@ def build(arch, out_dir):
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    for arch in sys.argv[2:] or ["llama", "qwen2", "qwen3"]:
+    for arch in sys.argv[2:] or ["llama", "qwen2", "qwen3", "gemma2", "gemma3"]:
         build(arch, os.path.join(sys.argv[1], arch))
 
 

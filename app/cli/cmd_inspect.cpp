@@ -63,6 +63,15 @@ ordered_json hparams_json(const HParams& hp) {
   j["rope_layout"] = hp.rope_layout == RopeLayout::Adjacent ? "adjacent" : "halves";
   j["tied_output"] = hp.tied_output;
   j["file_type"] = hp.file_type;
+  // The keys of gemma's branches and sliding windows, where the model has them.
+  if (hp.sliding_window) {
+    j["sliding_window"] = hp.sliding_window;
+    j["sliding_window_pattern"] = hp.sliding_window_pattern;
+  }
+  if (hp.rope_base_local != 0.0f) j["rope_base_local"] = hp.rope_base_local;
+  if (hp.attn_softcap != 0.0f) j["attn_softcap"] = hp.attn_softcap;
+  if (hp.final_softcap != 0.0f) j["final_softcap"] = hp.final_softcap;
+  if (hp.query_pre_attn_scalar != 0.0f) j["query_pre_attn_scalar"] = hp.query_pre_attn_scalar;
   return j;
 }
 

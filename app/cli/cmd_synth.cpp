@@ -59,7 +59,7 @@ const CommandRegistration reg(60, [](CLI::App& root) {
   std::string presets;
   for (const auto& n : synth_preset_names()) presets += (presets.empty() ? "" : ", ") + n;
   c->add_option("--preset", args->preset, "model shape: " + presets)->capture_default_str();
-  c->add_option("--quant", args->quant, "tensor-type mix: Q4_K_M, Q8_0 or F16")->capture_default_str();
+  c->add_option("--quant", args->quant, "tensor-type mix: Q4_K_M, Q8_0, F16 or F32")->capture_default_str();
   c->add_option("-o,--output", args->out, "output .gguf path (a new file unless --force)")->required();
   c->add_option("--seed", args->seed, "random seed (same seed, same bytes)")->capture_default_str();
   c->add_option("--weight-std", args->weight_std,

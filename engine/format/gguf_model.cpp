@@ -72,6 +72,23 @@ HParams gguf_hparams(const GgufFile& f) {
   }
   if (auto oc = f.get_u32_opt(key(k.rope_original_context))) hp.rope_scaling.original_context = *oc;
 
+  // Sliding windows, a local RoPE base and soft-caps: the file's where its table spells a key,
+  // else the architecture's own values (llama.cpp's loader assumes the same).
+  const ArchDefaults& d = arch->defaults;
+  auto opt_u32 = [&](std::string_view name, uint32_t def) { return name.empty() ? def : f.get_u32_opt(key(name)).value_or(def); };
+  auto opt_f32 = [&](std::string_view name, float def) { return name.empty() ? def : f.get_f32_opt(key(name)).value_or(def); };
+  hp.sliding_window = opt_u32(k.sliding_window, d.sliding_window);
+  hp.sliding_window_pattern = opt_u32(k.sliding_window_pattern, d.sliding_window_pattern);
+  hp.rope_base_local = opt_f32(k.rope_base_local, d.rope_base_local);
+  hp.attn_softcap = opt_f32(k.attn_softcap, d.attn_softcap);
+  hp.final_softcap = opt_f32(k.final_softcap, d.final_softcap);
+  // llama.cpp's converter writes no query_pre_attn_scalar for Gemma; its loader takes
+  // n_embd / n_head for the 27B models (46 layers in Gemma 2, 62 in Gemma 3: the only ones whose
+  // scalar is not head_dim) and head_dim otherwise. The same file decodes alike here.
+  const bool gemma_27b = (hp.arch == "gemma2" && hp.n_layer == 46) || (hp.arch == "gemma3" && hp.n_layer == 62);
+  hp.query_pre_attn_scalar = gemma_27b && hp.n_head > 0 ? static_cast<float>(hp.n_embd / hp.n_head)
+                                                         : opt_f32(k.query_pre_attn_scalar, 0.0f);
+
   // llama.cpp expresses Llama 3.x frequency scaling as a tensor of per-frequency divisors.
   if (const GgufTensorInfo* rf = f.find_tensor("rope_freqs.weight")) {
     if (rf->dtype != DType::F32)

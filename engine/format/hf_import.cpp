@@ -38,6 +38,34 @@ json read_json(const fs::path& p) {
   }
 }
 
+// transformers 5's layer_types as HParams' window pattern: all "full_attention" turns the
+// window off; "sliding_attention" everywhere is pattern 0; a global layer every n-th is n.
+// Any other list is refused naming the first layer that leaves the pattern.
+void apply_layer_types(const json& types, HParams& hp, const std::string& path) {
+  auto fail = [&](const std::string& why) { throw FormatError(path, "config", 0, "layer_types: " + why); };
+  if (types.size() != hp.n_layer)
+    fail("has " + std::to_string(types.size()) + " entries for " + std::to_string(hp.n_layer) + " layers");
+  std::vector<bool> local;
+  for (const json& t : types) {
+    const std::string type = t.is_string() ? t.get<std::string>() : t.dump();
+    if (type != "sliding_attention" && type != "full_attention")
+      fail("a layer of type '" + type + "' is not supported (full_attention, sliding_attention)");
+    local.push_back(type == "sliding_attention");
+  }
+  const auto first_global = std::find(local.begin(), local.end(), false);
+  if (std::find(local.begin(), local.end(), true) == local.end()) {
+    hp.sliding_window = 0;
+    return;
+  }
+  if (hp.sliding_window == 0) fail("sliding_attention layers, but no sliding_window is given");
+  hp.sliding_window_pattern = first_global == local.end() ? 0 : static_cast<uint32_t>(first_global - local.begin()) + 1;
+  for (uint32_t l = 0; l < hp.n_layer; ++l)
+    if (local[l] != hp.layer_is_local(l))
+      fail("layer " + std::to_string(l) + " is " + (local[l] ? "sliding" : "full") +
+           "_attention; the engine runs a global layer every n-th layer (here n = " +
+           std::to_string(hp.sliding_window_pattern) + ") and no other mix");
+}
+
 HParams hf_hparams(const json& c, const std::string& path) {
   auto fail = [&](const std::string& key, const std::string& why) -> void { throw FormatError(path, "config", 0, key + ": " + why); };
   const std::string model_type = c.value("model_type", "");
@@ -64,6 +92,11 @@ HParams hf_hparams(const json& c, const std::string& path) {
     if (c.contains(key) && !c[key].is_null() && !(c[key].is_boolean() && !c[key].get<bool>()))
       fail(key, "is " + c[key].dump() + "; a " + model_type + " model with it is not supported");
   }
+  // The FFN's nonlinearity is the architecture's; a config that names another is refused.
+  const char* activation = arch->ffn_activation == FfnActivation::Silu ? "silu" : "gelu_pytorch_tanh";
+  for (const char* key : {"hidden_act", "hidden_activation"})
+    if (c.contains(key) && !c[key].is_null() && c[key] != activation)
+      fail(key, "is " + c[key].dump() + "; a " + model_type + " model with it is not supported (" + activation + ")");
   HParams hp;
   hp.arch = std::string(arch->name);
   hp.name = c.value("_name_or_path", "");
@@ -77,24 +110,49 @@ HParams hf_hparams(const json& c, const std::string& path) {
   hp.rope_dim = hp.head_dim;
   hp.n_ctx_train = u32(k.n_ctx_train, 0);
   hp.rms_eps = f32(k.rms_eps, 1e-6f);
-  // transformers 5 writes rope_theta and the scaling block together, as rope_parameters.
-  const char* rope_block = c.contains("rope_scaling") && c["rope_scaling"].is_object()         ? "rope_scaling"
-                           : c.contains("rope_parameters") && c["rope_parameters"].is_object() ? "rope_parameters"
-                                                                                                : nullptr;
-  float rope_theta = 10000.0f;
-  if (rope_block && c[rope_block].contains("rope_theta")) {
-    if (!c[rope_block]["rope_theta"].is_number()) fail(std::string(rope_block) + ".rope_theta", "not a number");
-    rope_theta = c[rope_block]["rope_theta"].get<float>();
+  // transformers 5 writes rope_theta and the scaling block together, as rope_parameters; where
+  // layers differ (gemma3) it holds one block per layer type, the global one "full_attention".
+  std::string rope_block_name = c.contains("rope_scaling") && c["rope_scaling"].is_object()         ? "rope_scaling"
+                                : c.contains("rope_parameters") && c["rope_parameters"].is_object() ? "rope_parameters"
+                                                                                                     : "";
+  const json* rope_block = rope_block_name.empty() ? nullptr : &c[rope_block_name];
+  const json* local_rope_block = nullptr;
+  if (rope_block && rope_block->contains("full_attention") && (*rope_block)["full_attention"].is_object()) {
+    if (rope_block->contains("sliding_attention") && (*rope_block)["sliding_attention"].is_object())
+      local_rope_block = &(*rope_block)["sliding_attention"];
+    rope_block = &(*rope_block)["full_attention"];
+    rope_block_name += ".full_attention";
   }
-  hp.rope_base = f32(k.rope_base, rope_theta);
+  auto block_theta = [&](const json* block, const std::string& name, float def) {
+    if (!block || !block->contains("rope_theta")) return def;
+    if (!(*block)["rope_theta"].is_number()) fail(name + ".rope_theta", "not a number");
+    return (*block)["rope_theta"].get<float>();
+  };
+  hp.rope_base = f32(k.rope_base, block_theta(rope_block, rope_block_name, 10000.0f));
   hp.tied_output = c.value("tie_word_embeddings", false);
-  // transformers 5 names each layer's attention; a sliding-window layer is not implemented.
-  if (c.contains("layer_types") && c["layer_types"].is_array())
-    for (const json& t : c["layer_types"])
-      if (!t.is_string() || t.get<std::string>() != "full_attention")
-        fail("layer_types", "a layer of type " + t.dump() + " is not supported (full_attention only)");
+  // Sliding windows, the local RoPE base, soft-caps and the attention scale, where the
+  // architecture's table has a key for them (an explicit null turns a soft-cap off).
+  const ArchDefaults& d = arch->defaults;
+  auto opt_f32 = [&](std::string_view key, float def) -> float {
+    if (key.empty()) return def;
+    if (c.contains(std::string(key)) && c[std::string(key)].is_null()) return 0.0f;
+    return f32(key, def);
+  };
+  hp.sliding_window = k.sliding_window.empty() ? d.sliding_window : u32(k.sliding_window, d.sliding_window);
+  hp.sliding_window_pattern =
+      k.sliding_window_pattern.empty() ? d.sliding_window_pattern : u32(k.sliding_window_pattern, d.sliding_window_pattern);
+  hp.rope_base_local = block_theta(local_rope_block, "rope_parameters.sliding_attention", opt_f32(k.rope_base_local, d.rope_base_local));
+  if (local_rope_block && local_rope_block->value("rope_type", "default") != "default")
+    fail("rope_parameters.sliding_attention", "rope_type " + (*local_rope_block)["rope_type"].dump() +
+                                                  " is not supported (local layers rotate unscaled)");
+  hp.attn_softcap = opt_f32(k.attn_softcap, d.attn_softcap);
+  hp.final_softcap = opt_f32(k.final_softcap, d.final_softcap);
+  hp.query_pre_attn_scalar = opt_f32(k.query_pre_attn_scalar, 0.0f);
+  // transformers 5 names each layer's attention instead of a pattern; the engine runs the
+  // patterns in use (every layer local, or every n-th global), so the list must be one.
+  if (c.contains("layer_types") && c["layer_types"].is_array()) apply_layer_types(c["layer_types"], hp, path);
   if (rope_block) {
-    const json& rs = c[rope_block];
+    const json& rs = *rope_block;
     std::string type = rs.value("rope_type", rs.value("type", ""));
     auto rf = [&](const char* k, float d) { return rs.contains(k) && rs[k].is_number() ? rs[k].get<float>() : d; };
     RopeScaling& s = hp.rope_scaling;
@@ -104,13 +162,13 @@ HParams hf_hparams(const json& c, const std::string& path) {
       s.low_freq_factor = rf("low_freq_factor", 1.0f);
       s.high_freq_factor = rf("high_freq_factor", 4.0f);
       const float original = rf("original_max_position_embeddings", 8192.0f);
-      if (!(original >= 1.0f && original <= 1e9f)) fail(rope_block, "original_max_position_embeddings is out of range");
+      if (!(original >= 1.0f && original <= 1e9f)) fail(rope_block_name, "original_max_position_embeddings is out of range");
       s.original_context = static_cast<uint32_t>(original);
     } else if (type == "linear") {
       s.type = RopeScalingType::Linear;
       s.factor = rf("factor", 1.0f);
     } else if (type != "default" && !type.empty()) {
-      fail(rope_block, "type '" + type + "' is not supported (llama3, linear)");
+      fail(rope_block_name, "type '" + type + "' is not supported (llama3, linear)");
     }
   }
   // Llama's Q/K rows are permuted to adjacent pairs below; the others keep HF's halves.
@@ -124,18 +182,18 @@ HParams hf_hparams(const json& c, const std::string& path) {
   return hp;
 }
 
-// HF tensor name -> GGUF name by the architecture's table; "" to skip (RoPE caches); throws
-// for names the table does not have.
-std::string gguf_name(const Architecture& arch, const std::string& hf, const std::string& path) {
+// HF tensor name -> GGUF name by the architecture's table, with the table's entry; "" (and
+// nullptr) to skip (RoPE caches); throws for names the table does not have.
+std::pair<std::string, const ArchTensor*> gguf_name(const Architecture& arch, const std::string& hf, const std::string& path) {
   for (const ArchTensor& t : arch.globals)
-    if (hf == t.hf) return std::string(t.gguf);
+    if (hf == t.hf) return {std::string(t.gguf), &t};
   static const std::regex kLayerRe(R"(model\.layers\.(\d+)\.(.+))");
   std::smatch m;
   if (std::regex_match(hf, m, kLayerRe)) {
     const std::string inner = m[2].str();
-    if (inner == "self_attn.rotary_emb.inv_freq") return "";
+    if (inner == "self_attn.rotary_emb.inv_freq") return {"", nullptr};
     for (const ArchTensor& t : arch.block)
-      if (inner == t.hf) return "blk." + m[1].str() + "." + std::string(t.gguf);
+      if (inner == t.hf) return {"blk." + m[1].str() + "." + std::string(t.gguf), &t};
   }
   throw FormatError(path, "tensor data", 0, "tensor '" + hf + "' is not part of a " + std::string(arch.name) + " checkpoint");
 }
@@ -169,6 +227,16 @@ std::vector<float> llama3_rope_freq_factors(float rope_base, uint32_t rope_dim, 
   return out;
 }
 
+HParams read_hf_config(const std::string& config_path) {
+  try {
+    const json config = read_json(config_path);
+    if (!config.is_object()) throw FormatError(config_path, "config", 0, "not a JSON object");
+    return hf_hparams(config, config_path);
+  } catch (const json::exception& e) {  // a field of the wrong type the checks above did not expect
+    throw FormatError(config_path, "config", 0, std::string("a field has the wrong type: ") + e.what());
+  }
+}
+
 SourceModel load_hf_directory(const std::string& dir, const std::string& tokenizer_override) {
   const fs::path d(dir);
   SourceModel src;
@@ -177,13 +245,7 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
   const fs::path config_path = d / "config.json";
   if (!fs::exists(config_path)) throw Error(dir + ": no config.json (not a Hugging Face model folder)");
   check_input_file(config_path.string(), dir);
-  try {
-    const json config = read_json(config_path);
-    if (!config.is_object()) throw FormatError(config_path.string(), "config", 0, "not a JSON object");
-    src.hparams = hf_hparams(config, config_path.string());
-  } catch (const json::exception& e) {  // a field of the wrong type the checks above did not expect
-    throw FormatError(config_path.string(), "config", 0, std::string("a field has the wrong type: ") + e.what());
-  }
+  src.hparams = read_hf_config(config_path.string());
   const HParams& hp = src.hparams;
   const Architecture& arch = architecture(hp.arch, config_path.string());
 
@@ -215,8 +277,9 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
     auto shard = std::make_shared<SafetensorsFile>(SafetensorsFile::open(sp.string()));
     src.keepalive.push_back(shard);
     for (const SafetensorsTensor& t : shard->tensors()) {
-      std::string name = gguf_name(arch, t.name, sp.string());
+      auto [name, entry] = gguf_name(arch, t.name, sp.string());
       if (name.empty()) continue;
+      const bool plus_one = arch.hf_norm_plus_one && entry->rms_weight();
       if (name == "output.weight" && hp.tied_output) continue;  // some exports save the tied copy too
       if (!seen.insert(name).second) throw FormatError(sp.string(), "tensor data", 0, "tensor '" + t.name + "' appears in two shards");
       P64TensorSource s;
@@ -238,13 +301,17 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
           for (size_t r = 0; r < perm->size(); ++r)
             std::memcpy(dst + r * row_bytes, tp->data + static_cast<uint64_t>((*perm)[r]) * row_bytes, row_bytes);
         };
-      } else if (s.n_dims == 1 && t.dtype != DType::F32) {
-        // Norm weights and biases are F32 in every P64 (the decode profile requires it).
+      } else if (s.n_dims == 1 && (t.dtype != DType::F32 || plus_one)) {
+        // Norm weights and biases are F32 in every P64 (the decode profile requires it); a
+        // Gemma norm weight becomes the 1 + w its GGUF holds, added in float as transformers does.
         const DType from = t.dtype;
         s.dtype = DType::F32;
         const int64_t n = s.ne[0];
-        s.produce = [tp, from, n, shard](uint8_t* dst, uint64_t) {
-          dequantize_row(from, tp->data, reinterpret_cast<float*>(dst), n);
+        s.produce = [tp, from, n, plus_one, shard](uint8_t* dst, uint64_t) {
+          float* w = reinterpret_cast<float*>(dst);
+          dequantize_row(from, tp->data, w, n);
+          if (plus_one)
+            for (int64_t i = 0; i < n; ++i) w[i] = 1.0f + w[i];
         };
       } else {
         s.data = t.data;

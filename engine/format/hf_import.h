@@ -20,6 +20,9 @@ namespace p64 {
 // tokenizer's size is padded with Unused "[PADn]" tokens, as llama.cpp does.
 SourceModel load_hf_directory(const std::string& dir, const std::string& tokenizer_override = "");
 
+// The hyperparameters load_hf_directory takes from a config.json (validated), with its refusals.
+HParams read_hf_config(const std::string& config_path);
+
 // Row order that turns an HF q_proj/k_proj ([n_head * head_dim] rows) into adjacent-pair
 // layout: new row r takes old row perm[r]. Within each head, new row 2i+s is old row s*half+i.
 std::vector<int64_t> hf_rope_row_permutation(int64_t n_head, int64_t head_dim);

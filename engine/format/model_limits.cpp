@@ -36,6 +36,7 @@ Limit limit_of(ModelQuantity q) {
 constexpr double kMinRopeBase = 1.0, kMaxRopeBase = 1e12;
 constexpr double kMaxRopeFactor = 1024.0;
 constexpr double kMaxRmsEps = 1.0;
+constexpr double kMaxSoftcap = 1e6, kMaxQueryScalar = 1e9;
 
 std::string number(double v) {
   char b[32];
@@ -74,20 +75,26 @@ HParamsFields hparams_fields(std::string_view format, std::string_view arch) {
     auto key = [&](std::string_view suffix) { return p + std::string(suffix); };
     return {key(k.n_embd),    key(k.n_layer),     key(k.n_head),    key(k.n_head_kv),        key(k.head_dim),
             key(k.n_ff),      key(k.n_vocab),     key(k.n_ctx_train), key(k.rope_base),       key(k.rms_eps),
-            p + "rope.scaling", key(k.rope_original_context), "rope_freqs.weight"};
+            p + "rope.scaling", key(k.rope_original_context), "rope_freqs.weight",
+            key(k.sliding_window), key(k.rope_base_local), key(k.attn_softcap), key(k.final_softcap),
+            key(k.query_pre_attn_scalar)};
   }
   if (format == "hf") {
     const ArchKeys& k = a->hf;
     return {std::string(k.n_embd),    std::string(k.n_layer),     std::string(k.n_head),   std::string(k.n_head_kv),
             std::string(k.head_dim),  std::string(k.n_ff),        std::string(k.n_vocab),  std::string(k.n_ctx_train),
             std::string(k.rope_base), std::string(k.rms_eps),     "rope_scaling",          std::string(k.rope_original_context),
-            "rope_scaling"};
+            "rope_scaling", std::string(k.sliding_window), std::string(k.rope_base_local), std::string(k.attn_softcap),
+            std::string(k.final_softcap), std::string(k.query_pre_attn_scalar)};
   }
   if (format == "llama2c")
     return {"dim", "n_layers", "n_heads", "n_kv_heads", "dim/n_heads", "hidden_dim", "vocab_size", "seq_len",
-            "rope base", "norm epsilon", "rope scaling", "rope original context", "rope factors"};
-  return {"n_embd", "n_layer", "n_head", "n_head_kv", "head_dim", "n_ff", "n_vocab", "n_ctx_train", "rope_base",
-          "rms_eps", "rope_scaling", "rope_scaling.original_context", "rope_freq_factors"};
+            "rope base", "norm epsilon", "rope scaling", "rope original context", "rope factors",
+            "sliding window", "local rope base", "attention soft-cap", "final soft-cap", "query scalar"};
+  return {"n_embd",         "n_layer",         "n_head",       "n_head_kv",     "head_dim",
+          "n_ff",           "n_vocab",         "n_ctx_train",  "rope_base",     "rms_eps",
+          "rope_scaling",   "rope_scaling.original_context", "rope_freq_factors",
+          "sliding_window", "rope_base_local", "attn_softcap", "final_softcap", "query_pre_attn_scalar"};
 }
 
 void check_hparams_bounds(const HParams& hp, const std::string& file, const HParamsFields& f) {
@@ -107,6 +114,13 @@ void check_hparams_bounds(const HParams& hp, const std::string& file, const HPar
   };
   in_range(f.rope_base, hp.rope_base, kMinRopeBase, kMaxRopeBase, false);
   in_range(f.rms_eps, hp.rms_eps, 0.0, kMaxRmsEps, true);
+  check_model_limit(file, f.sliding_window, hp.sliding_window, ModelQuantity::Context);
+  // 0 means "none" for these; a soft-cap divides, the scalar is square-rooted.
+  if (hp.rope_base_local != 0.0f) in_range(f.rope_base_local, hp.rope_base_local, kMinRopeBase, kMaxRopeBase, false);
+  if (hp.attn_softcap != 0.0f) in_range(f.attn_softcap, hp.attn_softcap, 0.0, kMaxSoftcap, true);
+  if (hp.final_softcap != 0.0f) in_range(f.final_softcap, hp.final_softcap, 0.0, kMaxSoftcap, true);
+  if (hp.query_pre_attn_scalar != 0.0f)
+    in_range(f.query_pre_attn_scalar, hp.query_pre_attn_scalar, 0.0, kMaxQueryScalar, true);
   const RopeScaling& s = hp.rope_scaling;
   if (s.type != RopeScalingType::None) in_range(f.rope_scaling + ".factor", s.factor, 0.0, kMaxRopeFactor, true);
   if (s.type == RopeScalingType::Llama3) {

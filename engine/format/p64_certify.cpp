@@ -25,6 +25,7 @@ std::string p64_certification_problem(const HParams& hp, const std::vector<P64Te
   }
   // The GPU backends run the Llama block only (docs/p64-container.md "Certification").
   if (hp.arch != "llama") return "architecture '" + hp.arch + "' is outside the decode profile (llama only)";
+  if (p64_version_for(hp) != kP64VersionLlama) return "a sliding window is outside the decode profile";
   if (hp.rope_layout != RopeLayout::Adjacent) return "RoPE layout is not adjacent pairs";
   if (!(flags & p64_flags::kLayerMajor)) return "tensor data is not layer-major";
   // name -> (row length, rows, is a norm), from the architecture's table

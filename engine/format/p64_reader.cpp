@@ -146,7 +146,8 @@ P64Contents parse_p64(const MappedFile& map) {
   // A version 1 reader decodes every file as a Llama, so only a Llama may claim version 1.
   if (h.version < p64_version_for(hp))
     fail("hparams", section(P64SectionKind::HParams).offset,
-         "architecture '" + hp.arch + "' needs format version " + std::to_string(p64_version_for(hp)) +
+         "architecture '" + hp.arch + "'" + (hp.arch == "llama" ? " with a sliding window" : "") + " needs format version " +
+             std::to_string(p64_version_for(hp)) +
              ", the header says " + std::to_string(h.version));
   {
     auto r = reader(P64SectionKind::Tokenizer);

@@ -28,7 +28,13 @@ std::string p64_flags_text(uint64_t flags) {
   return s.empty() ? "none" : s;
 }
 
-uint32_t p64_version_for(const HParams& hp) { return hp.arch == "llama" ? kP64VersionLlama : kP64Version; }
+uint32_t p64_version_for(const HParams& hp) {
+  // A version 1 reader takes every file for the plain Llama block and skips keys it does not
+  // know, so a sliding window, soft-caps or an attention scale would be dropped silently.
+  const bool plain_llama = hp.arch == "llama" && hp.sliding_window == 0 && hp.rope_base_local == 0.0f &&
+                           hp.attn_softcap == 0.0f && hp.final_softcap == 0.0f && hp.query_pre_attn_scalar == 0.0f;
+  return plain_llama ? kP64VersionLlama : kP64Version;
+}
 
 std::string_view p64_section_name(P64SectionKind k) {
   switch (k) {
@@ -105,6 +111,13 @@ std::vector<uint8_t> encode_hparams(const HParams& hp, uint32_t* count) {
   kv.u32("rope_layout", static_cast<uint32_t>(hp.rope_layout));
   kv.u32("tied_output", hp.tied_output ? 1 : 0);
   kv.u32("file_type", hp.file_type);
+  // Version 2 keys, written where they say something, so a Llama's version 1 bytes stay as they were.
+  if (hp.sliding_window) kv.u32("sliding_window", hp.sliding_window);
+  if (hp.sliding_window_pattern) kv.u32("sliding_window_pattern", hp.sliding_window_pattern);
+  if (hp.rope_base_local != 0.0f) kv.f32("rope_base_local", hp.rope_base_local);
+  if (hp.attn_softcap != 0.0f) kv.f32("attn_softcap", hp.attn_softcap);
+  if (hp.final_softcap != 0.0f) kv.f32("final_softcap", hp.final_softcap);
+  if (hp.query_pre_attn_scalar != 0.0f) kv.f32("query_pre_attn_scalar", hp.query_pre_attn_scalar);
   *count = kv.count;
   return std::move(kv.w.buffer());
 }
@@ -175,6 +188,12 @@ HParams decode_hparams(ByteReader& r, uint32_t count) {
       if (u > 1) r.fail_at(at, "tied_output must be 0 or 1");
       hp.tied_output = u == 1;
     } else if (key == "file_type") u32_into(hp.file_type);
+    else if (key == "sliding_window") u32_into(hp.sliding_window);
+    else if (key == "sliding_window_pattern") u32_into(hp.sliding_window_pattern);
+    else if (key == "rope_base_local") f32_into(hp.rope_base_local);
+    else if (key == "attn_softcap") f32_into(hp.attn_softcap);
+    else if (key == "final_softcap") f32_into(hp.final_softcap);
+    else if (key == "query_pre_attn_scalar") f32_into(hp.query_pre_attn_scalar);
     // Keys this version does not know are skipped: they carry information, never layout.
   }
   if (r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " bytes follow the last key");

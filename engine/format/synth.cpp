@@ -19,6 +19,11 @@ struct Preset {
   float rms_eps;
   float llama3_factor;  // 0: no rope scaling
   bool tied;
+  // Local layers' window (0: none); which layers are local and their RoPE base are the
+  // architecture's (ArchDefaults), as llama.cpp assumes them for the GGUF.
+  uint32_t sliding_window = 0;
+  // Soft-caps (written to the GGUF); 0: the architecture's (gemma2 50 and 30).
+  float attn_softcap = 0.0f, final_softcap = 0.0f;
 };
 
 // Hyperparameters of the published checkpoints (their config.json files).
@@ -39,6 +44,18 @@ constexpr Preset kPresets[] = {
     // is not n_embd / n_head (16), as in Qwen3-0.6B (1024 / 16 = 64, head_dim 128).
     {"tiny-qwen2", "tiny qwen2 (synthetic)", "qwen2", 64, 2, 4, 2, 16, 128, 320, 512, 10000.0f, 1e-6f, 0.0f, false},
     {"tiny-qwen3", "tiny qwen3 (synthetic)", "qwen3", 64, 2, 4, 2, 32, 128, 320, 512, 10000.0f, 1e-6f, 0.0f, false},
+    // Gemma ties its output to the embedding (llama.cpp's loader has no output.weight for it).
+    {"gemma-2-2b", "Gemma 2 2B (synthetic)", "gemma2", 2304, 26, 8, 4, 256, 9216, 256000, 8192, 10000.0f, 1e-6f, 0.0f, true, 4096},
+    {"gemma-3-1b", "Gemma 3 1B (synthetic)", "gemma3", 1152, 26, 4, 1, 256, 6912, 262144, 32768, 1000000.0f, 1e-6f, 0.0f, true, 512},
+    // tiny-gemma2 has Gemma-2-2B's 26 layers: llama.cpp's snapshot (c392e509) sizes a gemma2 by
+    // its layer count and stops on any other. Windows of 8 positions, so short tests cross them;
+    // an attention soft-cap that bends this model's scores, which are about 1 (Gemma 2's 50 would
+    // leave them as they are, and a forward pass without the cap would agree with llama.cpp too);
+    // the logits' cap is Gemma 2's 30, which already moves this model's perplexity by 0.25%.
+    // tiny-gemma3's 6 layers are five local ones and a global one, head_dim 32 not 64 / 4.
+    {"tiny-gemma2", "tiny gemma2 (synthetic)", "gemma2", 64, 26, 4, 2, 16, 128, 320, 512, 10000.0f, 1e-6f, 0.0f, true, 8,
+     1.0f},
+    {"tiny-gemma3", "tiny gemma3 (synthetic)", "gemma3", 64, 6, 4, 2, 32, 128, 320, 512, 1000000.0f, 1e-6f, 0.0f, true, 8},
 };
 
 std::string known_presets() {
@@ -77,8 +94,14 @@ HParams synth_preset(std::string_view name) {
     hp.rope_dim = p.head_dim;
     hp.rope_base = p.rope_base;
     hp.rms_eps = p.rms_eps;
-    hp.rope_layout = architecture(p.arch, "synth").gguf_rope_layout;
+    const Architecture& arch = architecture(p.arch, "synth");
+    hp.rope_layout = arch.gguf_rope_layout;
     hp.tied_output = p.tied;
+    hp.sliding_window = p.sliding_window;
+    hp.sliding_window_pattern = arch.defaults.sliding_window_pattern;
+    hp.rope_base_local = arch.defaults.rope_base_local;
+    hp.attn_softcap = p.attn_softcap > 0.0f ? p.attn_softcap : arch.defaults.attn_softcap;
+    hp.final_softcap = p.final_softcap > 0.0f ? p.final_softcap : arch.defaults.final_softcap;
     if (p.llama3_factor > 0) {
       hp.rope_scaling.type = RopeScalingType::Llama3;
       hp.rope_scaling.factor = p.llama3_factor;
@@ -93,9 +116,9 @@ HParams synth_preset(std::string_view name) {
 }
 
 SynthQuant synth_quant_from_name(std::string_view name) {
-  for (SynthQuant q : {SynthQuant::Q4_K_M, SynthQuant::Q8_0, SynthQuant::F16})
+  for (SynthQuant q : {SynthQuant::Q4_K_M, SynthQuant::Q8_0, SynthQuant::F16, SynthQuant::F32})
     if (name == synth_quant_name(q)) return q;
-  throw Error("synth: unknown quant mix '" + std::string(name) + "' (known: Q4_K_M, Q8_0, F16)");
+  throw Error("synth: unknown quant mix '" + std::string(name) + "' (known: Q4_K_M, Q8_0, F16, F32)");
 }
 
 std::string_view synth_quant_name(SynthQuant q) {
@@ -103,6 +126,7 @@ std::string_view synth_quant_name(SynthQuant q) {
     case SynthQuant::Q4_K_M: return "Q4_K_M";
     case SynthQuant::Q8_0: return "Q8_0";
     case SynthQuant::F16: return "F16";
+    case SynthQuant::F32: return "F32";
   }
   return "?";
 }
@@ -112,6 +136,7 @@ uint32_t synth_file_type(SynthQuant q) {
     case SynthQuant::Q4_K_M: return 15;  // LLAMA_FTYPE_MOSTLY_Q4_K_M
     case SynthQuant::Q8_0: return 7;     // LLAMA_FTYPE_MOSTLY_Q8_0
     case SynthQuant::F16: return 1;      // LLAMA_FTYPE_MOSTLY_F16
+    case SynthQuant::F32: return 0;      // LLAMA_FTYPE_ALL_F32
   }
   return 0;
 }
@@ -120,6 +145,7 @@ DType synth_matrix_type(SynthQuant q, std::string_view base, int layer, int n_la
   DType t = DType::F16;
   switch (q) {
     case SynthQuant::F16: return DType::F16;
+    case SynthQuant::F32: return DType::F32;
     case SynthQuant::Q8_0: t = DType::Q8_0; break;
     case SynthQuant::Q4_K_M:
       if (is_output) t = DType::Q6_K;
@@ -183,9 +209,10 @@ SynthPlan plan_synth(const HParams& hp, SynthQuant quant) {
     const int64_t ne0 = arch_dim(hp, t.ne0), ne1 = arch_dim(hp, t.ne1);
     const std::string name = prefix + std::string(t.gguf);
     if (t.norm()) {
-      const SynthRole role = t.role == ArchRole::Bq || t.role == ArchRole::Bk || t.role == ArchRole::Bv ? SynthRole::Bias
-                             : t.role == ArchRole::QNorm || t.role == ArchRole::KNorm                 ? SynthRole::HeadNorm
-                                                                                                      : SynthRole::Norm;
+      // q/k norms and all of Gemma's (whose HF form is w - 1) are random: a forward pass that
+      // took them for ones, or read one for another, would decode other tokens.
+      const bool random_norm = t.role == ArchRole::QNorm || t.role == ArchRole::KNorm || arch.hf_norm_plus_one;
+      const SynthRole role = !t.rms_weight() ? SynthRole::Bias : random_norm ? SynthRole::RandomNorm : SynthRole::Norm;
       add(name, DType::F32, {ne0}, role);
       return;
     }

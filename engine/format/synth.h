@@ -21,23 +21,25 @@ namespace p64 {
 // qwen2.5-0.5b, qwen2.5-3b, qwen3-0.6b, qwen3-4b, tiny (64 wide: every matrix falls back to a
 // 32-block type), tiny-k (256 wide with a 320 FFN, so a Q4_K_M mix holds Q4_K, Q6_K, Q5_0 and
 // Q8_0 tensors), tiny-qwen2 and tiny-qwen3 (tiny's width in those architectures, untied;
-// tiny-qwen3's head_dim is not n_embd / n_head).
+// tiny-qwen3's head_dim is not n_embd / n_head), gemma-2-2b, gemma-3-1b, tiny-gemma2 and
+// tiny-gemma3 (tiny's width, sliding windows of 8 positions).
 std::vector<std::string> synth_preset_names();
 // Hyperparameters of a preset; throws p64::Error listing the known names.
 HParams synth_preset(std::string_view name);
 
-// Tensor-type mixes, named as llama.cpp names them.
-enum class SynthQuant { Q4_K_M, Q8_0, F16 };
+// Tensor-type mixes, named as llama.cpp names them. F32 is for comparisons with another engine
+// on the exact float path (no activation is rounded to fit the weights' type).
+enum class SynthQuant { Q4_K_M, Q8_0, F16, F32 };
 SynthQuant synth_quant_from_name(std::string_view name);  // throws p64::Error listing the names
 std::string_view synth_quant_name(SynthQuant q);
-uint32_t synth_file_type(SynthQuant q);  // llama_ftype: Q4_K_M 15, Q8_0 7, F16 1
+uint32_t synth_file_type(SynthQuant q);  // llama_ftype: Q4_K_M 15, Q8_0 7, F16 1, F32 0
 
 enum class SynthRole {
   Matrix,     // random weights, std SynthOptions::weight_std
   Norm,       // F32 ones
   RopeFreqs,  // F32 llama3 frequency factors
   Bias,       // F32 random, std 4 x weight_std: a forward pass without it decodes other tokens
-  HeadNorm,   // F32 random in [0.5, 1.5): per-head q/k norm weights a kernel must not take for ones
+  RandomNorm, // F32 random in [0.5, 1.5): norm weights (q/k norms, Gemma's) a kernel must not take for ones
 };
 
 struct SynthTensor {

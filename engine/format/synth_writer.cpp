@@ -39,6 +39,10 @@ void add_model_metadata(GgufWriter& w, const SynthPlan& plan) {
   w.add_u32(key(k.value_length), hp.head_dim);
   w.add_u32(key(k.rope_dim), hp.rope_dim);
   w.add_u32(key(k.n_vocab), hp.n_vocab);
+  // The keys of the architecture's own branches, where its GGUF spells them.
+  if (!k.sliding_window.empty() && hp.sliding_window) w.add_u32(key(k.sliding_window), hp.sliding_window);
+  if (!k.attn_softcap.empty() && hp.attn_softcap != 0.0f) w.add_f32(key(k.attn_softcap), hp.attn_softcap);
+  if (!k.final_softcap.empty() && hp.final_softcap != 0.0f) w.add_f32(key(k.final_softcap), hp.final_softcap);
 }
 
 void add_vocabulary(GgufWriter& w, const Vocabulary& v) {
@@ -103,7 +107,7 @@ GgufWriter make_synth_writer(const SynthPlan& plan, const SynthOptions& options)
           synth_detail::fill_random_row(DType::F32, dst, n, rng, kBiasPerWeightStd * std);
         };
         break;
-      case SynthRole::HeadNorm:
+      case SynthRole::RandomNorm:
         fill = [n = t.ne[0], ti, seed = options.seed](uint8_t* dst, int64_t, int64_t) {
           synth_detail::Rng rng(synth_detail::row_seed(seed, ti, 0));
           auto* f = reinterpret_cast<float*>(dst);

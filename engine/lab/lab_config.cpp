@@ -133,9 +133,8 @@ Passport lab_passport(Backend& backend) {
 LoadedBackend load_backend(const LabConfig& config, std::shared_ptr<const Model> model, uint32_t needed_context,
                            bool with_passport) {
   LoadedBackend lb;
-  lb.name = resolve_backend_name(config.backend);
-  lb.backend = create_backend(lb.name);
-  check_backend_runs(*lb.backend, *model);  // before seconds of passport
+  lb.backend = create_backend_for(config.backend, *model);  // runs the model: checked before seconds of passport
+  lb.name = lb.backend->name();
   SwitchValues(lb.backend->name(), lb.backend->switches(), config.switches);  // checked before seconds of passport
   if (with_passport) lb.passport = lab_passport(*lb.backend);
   if (const std::string note = software_device_note(lb.passport); !note.empty())

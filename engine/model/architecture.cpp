@@ -10,7 +10,8 @@ namespace {
 using D = ArchDim;
 using R = ArchRole;
 
-// llama, qwen2 and qwen3 spell their hyperparameters alike.
+// The Llama family spells its hyperparameters alike; each table then adds or blanks the keys
+// of its own branches.
 constexpr ArchKeys kLlamaFamilyGguf = {
     "embedding_length",      "block_count",        "attention.head_count",  "attention.head_count_kv",
     "attention.key_length",  "attention.value_length", "feed_forward_length", "vocab_size",
@@ -20,6 +21,28 @@ constexpr ArchKeys kLlamaFamilyHf = {
     "hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim", "",
     "intermediate_size", "vocab_size", "max_position_embeddings", "", "rope_theta", "rms_norm_eps",
     "rope_scaling", "rope_scaling.factor", "rope_scaling.original_max_position_embeddings"};
+
+// A Llama (Mistral) may declare a sliding window over every layer; qwen2's HF configs name one
+// that use_sliding_window turns on, which hf_flags_off refuses.
+constexpr ArchKeys with_window(ArchKeys k, std::string_view window) {
+  k.sliding_window = window;
+  return k;
+}
+// llama.cpp's Gemma GGUFs carry the soft-caps (gemma2) and the window, not the pattern, the
+// local RoPE base or query_pre_attn_scalar (gguf_hparams says what stands for it).
+constexpr ArchKeys gemma_gguf(bool softcaps) {
+  ArchKeys k = with_window(kLlamaFamilyGguf, "attention.sliding_window");
+  if (softcaps) k.attn_softcap = "attn_logit_softcapping", k.final_softcap = "final_logit_softcapping";
+  return k;
+}
+constexpr ArchKeys gemma_hf(bool pattern_key) {
+  ArchKeys k = with_window(kLlamaFamilyHf, "sliding_window");
+  if (pattern_key) k.sliding_window_pattern = "sliding_window_pattern", k.rope_base_local = "rope_local_base_freq";
+  k.attn_softcap = "attn_logit_softcapping";
+  k.final_softcap = "final_logit_softcapping";
+  k.query_pre_attn_scalar = "query_pre_attn_scalar";
+  return k;
+}
 
 constexpr ArchTensor kGlobals[] = {
     {R::TokenEmbd, "token_embd.weight", "model.embed_tokens.weight", D::Embd, D::Vocab},
@@ -38,6 +61,8 @@ constexpr ArchTensor kFfnNorm = {R::FfnNorm, "ffn_norm.weight", "post_attention_
 constexpr ArchTensor kGate = {R::Gate, "ffn_gate.weight", "mlp.gate_proj.weight", D::Embd, D::Ff};
 constexpr ArchTensor kUp = {R::Up, "ffn_up.weight", "mlp.up_proj.weight", D::Embd, D::Ff};
 constexpr ArchTensor kDown = {R::Down, "ffn_down.weight", "mlp.down_proj.weight", D::Ff, D::Embd};
+constexpr ArchTensor kQNorm = {R::QNorm, "attn_q_norm.weight", "self_attn.q_norm.weight", D::HeadDim, D::One};
+constexpr ArchTensor kKNorm = {R::KNorm, "attn_k_norm.weight", "self_attn.k_norm.weight", D::HeadDim, D::One};
 
 constexpr ArchTensor kLlamaBlock[] = {kAttnNorm, kWq, kWk, kWv, kWo, kFfnNorm, kGate, kUp, kDown};
 
@@ -51,25 +76,49 @@ constexpr ArchTensor kQwen2Block[] = {
     {R::Bv, "attn_v.bias", "self_attn.v_proj.bias", D::KvDim, D::One},
     kWo, kFfnNorm, kGate, kUp, kDown};
 
-constexpr ArchTensor kQwen3Block[] = {
-    kAttnNorm, kWq, kWk, kWv,
-    {R::QNorm, "attn_q_norm.weight", "self_attn.q_norm.weight", D::HeadDim, D::One},
-    {R::KNorm, "attn_k_norm.weight", "self_attn.k_norm.weight", D::HeadDim, D::One},
-    kWo, kFfnNorm, kGate, kUp, kDown};
+constexpr ArchTensor kQwen3Block[] = {kAttnNorm, kWq, kWk, kWv, kQNorm, kKNorm, kWo, kFfnNorm, kGate, kUp, kDown};
+
+// Gemma's HF names its four norms by where they sit: post_attention_layernorm is the norm of
+// the attention output (Llama's name for the FFN's input norm), pre_feedforward_layernorm
+// the FFN's input norm.
+constexpr ArchTensor kPostAttnNorm = {R::PostAttnNorm, "post_attention_norm.weight", "post_attention_layernorm.weight",
+                                      D::Embd, D::One};
+constexpr ArchTensor kGemmaFfnNorm = {R::FfnNorm, "ffn_norm.weight", "pre_feedforward_layernorm.weight", D::Embd, D::One};
+constexpr ArchTensor kPostFfnNorm = {R::PostFfnNorm, "post_ffw_norm.weight", "post_feedforward_layernorm.weight",
+                                     D::Embd, D::One};
+
+constexpr ArchTensor kGemma2Block[] = {kAttnNorm,     kWq,   kWk, kWv,   kWo,         kPostAttnNorm,
+                                       kGemmaFfnNorm, kGate, kUp, kDown, kPostFfnNorm};
+constexpr ArchTensor kGemma3Block[] = {kAttnNorm,     kWq,   kWk, kWv,   kQNorm,      kKNorm, kWo, kPostAttnNorm,
+                                       kGemmaFfnNorm, kGate, kUp, kDown, kPostFfnNorm};
 
 constexpr std::string_view kLlamaFlagsOff[] = {"attention_bias", "mlp_bias"};
 constexpr std::string_view kQwen2FlagsOff[] = {"use_sliding_window"};
 constexpr std::string_view kQwen3FlagsOff[] = {"attention_bias", "use_sliding_window"};
+constexpr std::string_view kGemmaFlagsOff[] = {"attention_bias"};
+
+// gemma2: local and global layers alternate, local first; soft-caps 50 (attention) and 30
+// (logits). gemma3: five local layers to a global one, local RoPE base 10000, no soft-caps.
+constexpr ArchDefaults kGemma2Defaults = {4096, 2, 0.0f, 50.0f, 30.0f};
+constexpr ArchDefaults kGemma3Defaults = {4096, 6, 10000.0f, 0.0f, 0.0f};
 
 const Architecture kArchitectures[] = {
-    {"llama", "llama", kLlamaFamilyGguf, kLlamaFamilyHf, kLlamaFlagsOff, RopeLayout::Adjacent, true, kGlobals, kLlamaBlock},
+    {"llama", "llama", with_window(kLlamaFamilyGguf, "attention.sliding_window"), with_window(kLlamaFamilyHf, "sliding_window"),
+     kLlamaFlagsOff, RopeLayout::Adjacent, true, kGlobals, kLlamaBlock},
     {"qwen2", "qwen2", kLlamaFamilyGguf, kLlamaFamilyHf, kQwen2FlagsOff, RopeLayout::Halves, false, kGlobals, kQwen2Block},
     {"qwen3", "qwen3", kLlamaFamilyGguf, kLlamaFamilyHf, kQwen3FlagsOff, RopeLayout::Halves, false, kGlobals, kQwen3Block},
+    {"gemma2", "gemma2", gemma_gguf(true), gemma_hf(false), kGemmaFlagsOff, RopeLayout::Halves, false, kGlobals,
+     kGemma2Block, kGemma2Defaults, FfnActivation::GeluTanh, true, true},
+    // HF's text-only Gemma 3 (gemma-3-1b; the 4B+ checkpoints wrap it with a vision tower).
+    {"gemma3", "gemma3_text", gemma_gguf(false), gemma_hf(true), kGemmaFlagsOff, RopeLayout::Halves, false, kGlobals,
+     kGemma3Block, kGemma3Defaults, FfnActivation::GeluTanh, true, true},
 };
 
 }  // namespace
 
 bool ArchTensor::norm() const { return ne1 == ArchDim::One; }
+
+bool ArchTensor::rms_weight() const { return norm() && role != ArchRole::Bq && role != ArchRole::Bk && role != ArchRole::Bv; }
 
 const ArchTensor* Architecture::find_block(ArchRole r) const {
   for (const ArchTensor& t : block)

@@ -3,7 +3,8 @@
 // Hugging Face config spell, the tensors a model holds under their GGUF and HF names with
 // their shapes, and how the file's q/k rows pair the dimensions RoPE rotates. Readers,
 // Model, the P64 writer and the synth presets all take their names from here; what differs in
-// the forward pass is a few named branches of the CPU backend (qkv bias, q/k norm).
+// the forward pass is a few named branches of the CPU backend (qkv bias, q/k norm, post-norms,
+// GeGLU, embedding scale, soft-capping, sliding windows).
 #include <cstdint>
 #include <span>
 #include <string>
@@ -21,8 +22,13 @@ enum class ArchRole {
   TokenEmbd, OutputNorm, Output,                      // global
   AttnNorm, Wq, Wk, Wv, Wo, FfnNorm, Gate, Up, Down,  // every block
   Bq, Bk, Bv,                                         // qkv bias (qwen2)
-  QNorm, KNorm,                                       // per-head RMSNorm of q and k (qwen3)
+  QNorm, KNorm,                                       // per-head RMSNorm of q and k (qwen3, gemma3)
+  PostAttnNorm, PostFfnNorm,  // RMSNorm of the attention / FFN output before its residual add (gemma2, gemma3)
 };
+
+// The FFN's gate: SwiGLU silu(gate) * up, or GeGLU gelu(gate) * up with GELU's tanh
+// approximation (HF's gelu_pytorch_tanh, gemma).
+enum class FfnActivation { Silu, GeluTanh };
 
 struct ArchTensor {
   ArchRole role;
@@ -31,13 +37,25 @@ struct ArchTensor {
   ArchDim ne0, ne1;       // GGML order; ne1 One for a vector
   bool optional = false;  // output.weight: absent when tied to token_embd
   bool norm() const;      // a 1-D weight every P64 stores as F32 (norms and biases)
+  bool rms_weight() const;  // an RMSNorm's weight (a 1-D weight that is not a bias)
 };
 
 // How a format spells the hyperparameters: GGUF keys follow "<arch>." and HF keys are
 // config.json's. One spelling per concept; where two architectures agree they share it.
+// "" where the format has no key for it (the architecture's default below holds).
 struct ArchKeys {
   std::string_view n_embd, n_layer, n_head, n_head_kv, head_dim, value_length, n_ff, n_vocab, n_ctx_train, rope_dim,
       rope_base, rms_eps, rope_scaling_type, rope_scaling_factor, rope_original_context;
+  std::string_view sliding_window, sliding_window_pattern, rope_base_local, attn_softcap, final_softcap,
+      query_pre_attn_scalar;
+};
+
+// The values of HParams' sliding-window, local-RoPE and soft-capping fields that a file leaving
+// the key out means. For gemma these are what llama.cpp's loader and transformers' config
+// classes both assume (llama.cpp's GGUFs of Gemma carry neither the pattern nor the local base).
+struct ArchDefaults {
+  uint32_t sliding_window = 0, sliding_window_pattern = 0;
+  float rope_base_local = 0.0f, attn_softcap = 0.0f, final_softcap = 0.0f;
 };
 
 struct Architecture {
@@ -54,6 +72,13 @@ struct Architecture {
   // and our importer does the same so that a Llama from either source is the same P64.
   bool hf_permute_qk;
   std::span<const ArchTensor> globals, block;
+  ArchDefaults defaults;
+  FfnActivation ffn_activation = FfnActivation::Silu;
+  // gemma: the token embedding is multiplied by sqrt(n_embd) before the first block.
+  bool embd_scaled = false;
+  // gemma: HF checkpoints hold each RMSNorm weight as w and normalise by (1 + w); the GGUF (and
+  // P64) hold 1 + w, as llama.cpp's converter writes it, so the importer adds the 1.
+  bool hf_norm_plus_one = false;
 
   const ArchTensor* find_block(ArchRole r) const;  // nullptr when the architecture has none
   bool has(ArchRole r) const { return find_block(r) != nullptr; }

@@ -1,5 +1,7 @@
 #include "engine/model/hparams.h"
 
+#include <cmath>
+
 #include "engine/common/error.h"
 #include "engine/model/architecture.h"
 
@@ -25,6 +27,14 @@ void validate(const HParams& hp, const std::string& source) {
   if (!hp.rope_freq_factors.empty() && hp.rope_freq_factors.size() != hp.rope_dim / 2)
     fail("rope_freq_factors has " + std::to_string(hp.rope_freq_factors.size()) + " entries, expected " +
          std::to_string(hp.rope_dim / 2));
+  // 0 means "none" for each; a negative or non-finite value means nothing.
+  for (auto [name, v] : {std::pair{"rope_base_local", hp.rope_base_local}, {"attn_softcap", hp.attn_softcap},
+                         {"final_softcap", hp.final_softcap}, {"query_pre_attn_scalar", hp.query_pre_attn_scalar}})
+    if (!(std::isfinite(v) && v >= 0.0f)) fail(std::string(name) + " must be finite and >= 0 (0: none)");
+}
+
+float HParams::attn_scale() const {
+  return 1.0f / std::sqrt(query_pre_attn_scalar > 0.0f ? query_pre_attn_scalar : static_cast<float>(head_dim));
 }
 
 }  // namespace p64

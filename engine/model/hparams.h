@@ -8,8 +8,8 @@ namespace p64 {
 // How RoPE pairs the elements of a head. GGUF `llama` files and llama2.c rotate adjacent
 // pairs (2i, 2i+1); Hugging Face checkpoints rotate halves (i, i + d/2) unless the importer
 // permuted Q/K rows the way llama.cpp's converter does for Llama. A Llama is always imported
-// Adjacent; qwen2 and qwen3 keep their halves, from GGUF (llama.cpp's NEOX rope type) and HF
-// alike (engine/model/architecture.h says which is which).
+// Adjacent; qwen2, qwen3, gemma2 and gemma3 keep their halves, from GGUF (llama.cpp's NEOX rope
+// type) and HF alike (engine/model/architecture.h says which is which).
 enum class RopeLayout : uint32_t { Adjacent = 0, Halves = 1 };
 
 enum class RopeScalingType : uint32_t { None = 0, Linear = 1, Llama3 = 2 };
@@ -45,8 +45,28 @@ struct HParams {
   bool tied_output = false;       // output projection shares token_embd
   uint32_t file_type = 0;         // GGUF general.file_type (llama_ftype), informational
 
+  // Sliding-window attention: a local layer's query sees the last `sliding_window` positions,
+  // its own included (gemma2 4096, Mistral 4096); 0: every layer attends to the whole context.
+  uint32_t sliding_window = 0;
+  // Which layers are local: all but every sliding_window_pattern-th (layer l is global when
+  // l + 1 is a multiple of it: gemma2 2, gemma3 6); 0: every layer is local (Mistral).
+  uint32_t sliding_window_pattern = 0;
+  // RoPE base of the local layers, which take no rope_scaling (gemma3's rope_local_base_freq,
+  // 10000 against 1e6 global); 0: local layers rotate as global ones do.
+  float rope_base_local = 0.0f;
+  // Soft-capping, x -> cap * tanh(x / cap), of the attention scores before the softmax and of
+  // the final logits (gemma2 50 and 30); 0: none.
+  float attn_softcap = 0.0f;
+  float final_softcap = 0.0f;
+  // Attention scores are q.k / sqrt(query_pre_attn_scalar) (gemma's key); 0: sqrt(head_dim).
+  float query_pre_attn_scalar = 0.0f;
+
   uint32_t q_dim() const { return n_head * head_dim; }
   uint32_t kv_dim() const { return n_head_kv * head_dim; }
+  bool layer_is_local(uint32_t layer) const {
+    return sliding_window > 0 && (sliding_window_pattern == 0 || (layer + 1) % sliding_window_pattern != 0);
+  }
+  float attn_scale() const;  // the factor of q.k in the attention scores
 };
 
 // Throws p64::Error naming the inconsistent field (zero sizes, n_head % n_head_kv, ...).

@@ -50,8 +50,10 @@ struct LayerWeights {
   const TensorView* bq = nullptr;         // [q_dim] qkv bias (qwen2)
   const TensorView* bk = nullptr;         // [kv_dim]
   const TensorView* bv = nullptr;         // [kv_dim]
-  const TensorView* q_norm = nullptr;     // [head_dim] per-head RMSNorm of q and k (qwen3)
+  const TensorView* q_norm = nullptr;     // [head_dim] per-head RMSNorm of q and k (qwen3, gemma3)
   const TensorView* k_norm = nullptr;     // [head_dim]
+  const TensorView* post_attn_norm = nullptr;  // [n_embd] norm of the attention output (gemma2, gemma3)
+  const TensorView* post_ffn_norm = nullptr;   // [n_embd] norm of the FFN output
 };
 
 // A model ready for a backend: hyperparameters, vocabulary and tensor views. Built by the

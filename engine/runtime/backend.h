@@ -38,6 +38,8 @@ class Backend {
   // Whether its forward pass implements an architecture of engine/model/architecture.h (the
   // Llama block unless it says more); check_backend_runs() asks before a model is loaded.
   virtual bool runs_architecture(std::string_view arch) const { return arch == "llama"; }
+  // Whether its attention implements local layers over a sliding window (HParams::sliding_window).
+  virtual bool runs_sliding_window() const { return false; }
 
   // Upload weights once (one residency) and allocate the KV cache. Throws p64::Error on an
   // unsupported dtype or switch, p64::DeviceError when the device refuses (memory, driver).
@@ -63,8 +65,10 @@ class Backend {
   virtual uint64_t kv_bytes_per_position() const { return 0; }
 };
 
-// Throws p64::Error naming the model's file, its architecture and the backend when `backend`
-// does not run that architecture (and which backends do), before anything is uploaded.
+// "" when `backend` runs the model's architecture (and its sliding window, if it has one), else
+// why not, naming the model's file, its architecture, the backend and which backends do.
+std::string backend_run_problem(const Backend& backend, const Model& model);
+// Throws p64::Error with backend_run_problem's reason, before anything is uploaded.
 void check_backend_runs(const Backend& backend, const Model& model);
 
 }  // namespace p64

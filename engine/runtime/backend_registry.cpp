@@ -58,14 +58,43 @@ std::vector<SwitchInfo> backend_switch_table(std::string_view requested) {
   return create_backend(name)->switches();  // the unknown-backend error, naming those built
 }
 
+std::unique_ptr<Backend> create_backend_for(std::string_view requested, const Model& model) {
+  if (requested != "auto") {
+    std::unique_ptr<Backend> b = create_backend(requested);
+    check_backend_runs(*b, model);
+    return b;
+  }
+  return first_backend_running(registry(), model);
+}
+
+std::unique_ptr<Backend> first_backend_running(std::span<const BackendFactory> factories, const Model& model) {
+  for (const auto& f : factories) {
+    std::string why;
+    if (!f.available(&why)) continue;
+    std::unique_ptr<Backend> b = f.create();
+    if (backend_run_problem(*b, model).empty()) return b;
+  }
+  throw Error(model.source() + ": no backend that can run here runs a " + model.hparams().arch + " model");
+}
+
+std::string backend_run_problem(const Backend& backend, const Model& model) {
+  const HParams& hp = model.hparams();
+  const std::string& arch = hp.arch;
+  if (!backend.runs_architecture(arch)) {
+    std::string runs;
+    for (const Architecture& a : architectures())
+      if (backend.runs_architecture(a.name)) runs += (runs.empty() ? "" : ", ") + std::string(a.name);
+    return model.source() + ": a " + arch + " model; the " + backend.name() + " backend runs " +
+           (runs.empty() ? "none of the architectures" : runs) + " (the cpu backend runs " + arch + ")";
+  }
+  if (hp.sliding_window > 0 && !backend.runs_sliding_window())
+    return model.source() + ": a " + arch + " model with a sliding window of " + std::to_string(hp.sliding_window) +
+           " positions; the " + backend.name() + " backend has no sliding-window attention (the cpu backend has)";
+  return "";
+}
+
 void check_backend_runs(const Backend& backend, const Model& model) {
-  const std::string& arch = model.hparams().arch;
-  if (backend.runs_architecture(arch)) return;
-  std::string runs;
-  for (const Architecture& a : architectures())
-    if (backend.runs_architecture(a.name)) runs += (runs.empty() ? "" : ", ") + std::string(a.name);
-  throw Error(model.source() + ": a " + arch + " model; the " + backend.name() + " backend runs " +
-              (runs.empty() ? "none of the architectures" : runs) + " (the cpu backend runs " + arch + ")");
+  if (std::string why = backend_run_problem(backend, model); !why.empty()) throw Error(why);
 }
 
 }  // namespace p64

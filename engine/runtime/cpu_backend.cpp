@@ -1,7 +1,9 @@
 // The CPU reference backend. The forward pass reads top to bottom in forward(): each step of
-// the Llama block is headed by its name, and the steps only some architectures have (qwen2's
-// qkv bias, qwen3's q/k norm) are named branches on the tensors the model has; the kernels it
-// calls (cpu_matmul, cpu_ops, the dot kernels) are where the speed comes from.
+// the Llama block is headed by its name, and the steps only some architectures have are named
+// branches on the tensors the model has (qwen2's qkv bias, the q/k norm of qwen3 and gemma3,
+// gemma's post-norms), on its table (gemma's embedding scale and GeGLU) or on its
+// hyperparameters (sliding windows, soft-caps); the kernels it calls (cpu_matmul, cpu_ops, the
+// dot kernels) are where the speed comes from.
 #include "engine/runtime/cpu_backend.h"
 #include "engine/runtime/host_memory.h"
 
@@ -114,6 +116,7 @@ class CpuBackend final : public Backend {
 
   std::vector<SwitchInfo> switches() const override { return cpu_switch_table(); }
   bool runs_architecture(std::string_view arch) const override { return find_architecture(arch) != nullptr; }
+  bool runs_sliding_window() const override { return true; }
 
   void load(std::shared_ptr<const Model> model, const BackendOptions& options) override {
     const SwitchValues sw("cpu", cpu_switch_table(), options.switches);
@@ -141,6 +144,14 @@ class CpuBackend final : public Backend {
     pool_ = std::make_unique<ThreadPool>(options.threads);
     matmul_ = std::make_unique<cpu::Matmul>(*pool_, isa_, sw.flag("int8_activations"));
     inv_freq_ = cpu::rope_inv_freq(hp_);
+    // Local layers with their own RoPE base rotate unscaled (gemma3); else as global ones.
+    HParams local = hp_;
+    if (hp_.rope_base_local > 0.0f) {
+      local.rope_base = hp_.rope_base_local;
+      local.rope_scaling = {};
+      local.rope_freq_factors.clear();
+    }
+    inv_freq_local_ = cpu::rope_inv_freq(local);
 
     // Norm weights, biases and q/k norms as floats (a few KiB; empty where the architecture has
     // none); matrices stay in place in the model's memory.
@@ -150,7 +161,8 @@ class CpuBackend final : public Backend {
       dot::dequantize_row(cpu::weight_matrix(*t), 0, v.data());
       return v;
     };
-    for (auto* v : {&attn_norm_, &ffn_norm_, &bq_, &bk_, &bv_, &q_norm_, &k_norm_}) v->clear();
+    for (auto* v : {&attn_norm_, &ffn_norm_, &bq_, &bk_, &bv_, &q_norm_, &k_norm_, &post_attn_norm_, &post_ffn_norm_})
+      v->clear();
     for (const LayerWeights& l : model_->layers()) {
       attn_norm_.push_back(floats(l.attn_norm));
       ffn_norm_.push_back(floats(l.ffn_norm));
@@ -159,6 +171,8 @@ class CpuBackend final : public Backend {
       bv_.push_back(floats(l.bv));
       q_norm_.push_back(floats(l.q_norm));
       k_norm_.push_back(floats(l.k_norm));
+      post_attn_norm_.push_back(floats(l.post_attn_norm));
+      post_ffn_norm_.push_back(floats(l.post_ffn_norm));
     }
     out_norm_ = floats(&model_->output_norm());
 
@@ -236,6 +250,7 @@ class CpuBackend final : public Backend {
     if (!logits_valid_ && have_final_) {
       // decode_argmax kept only the id; the classifier runs again on the kept hidden state.
       matmul_->run({{&model_->output(), logits_.data(), 0}}, final_.data(), hp_.n_embd, hp_.n_embd, 1);
+      if (hp_.final_softcap > 0.0f) cpu::softcap(logits_.data(), hp_.n_vocab, hp_.final_softcap);
       logits_valid_ = true;
     }
     return logits_;
@@ -302,11 +317,19 @@ class CpuBackend final : public Backend {
 
     // token embedding lookup
     for (int32_t t = 0; t < B; ++t) dot::dequantize_row(cpu::weight_matrix(model_->token_embd()), tokens[t], &x_[t * E]);
+    // embedding scaled by sqrt(n_embd) (gemma)
+    if (model_->architecture().embd_scaled)
+      for (int64_t i = 0; i < B * E; ++i) x_[i] *= std::sqrt(static_cast<float>(E));
     timer_.mark("embed", OpGroup::Other);
 
     for (uint32_t l = 0; l < hp_.n_layer; ++l) {
       const LayerWeights& w = model_->layers()[l];
       const int32_t L = static_cast<int32_t>(l);
+      // A local (sliding-window) layer sees the last sliding_window positions and may have its
+      // own RoPE base; the scores' scale and soft-cap are the model's.
+      const bool local = hp_.layer_is_local(l);
+      const std::vector<float>& inv_freq = local ? inv_freq_local_ : inv_freq_;
+      const cpu::AttentionScores how{hp_.attn_scale(), hp_.attn_softcap, local ? static_cast<int32_t>(hp_.sliding_window) : 0};
 
       // attention rmsnorm
       for (int32_t t = 0; t < B; ++t) cpu::rmsnorm(&xb_[t * E], &x_[t * E], attn_norm_[l].data(), E, hp_.rms_eps);
@@ -318,13 +341,13 @@ class CpuBackend final : public Backend {
       // qkv bias (qwen2)
       if (w.bq)
         for (int32_t t = 0; t < B; ++t) {
-          cpu::add_bias(&q_[t * Q], bq_[l].data(), Q);
-          cpu::add_bias(&k_[t * KV], bk_[l].data(), KV);
-          cpu::add_bias(&v_[t * KV], bv_[l].data(), KV);
+          cpu::add_into(&q_[t * Q], bq_[l].data(), Q);
+          cpu::add_into(&k_[t * KV], bk_[l].data(), KV);
+          cpu::add_into(&v_[t * KV], bv_[l].data(), KV);
         }
       timer_.mark("qkv", OpGroup::Attn, L);
 
-      // q and k rmsnorm per head, before RoPE (qwen3)
+      // q and k rmsnorm per head, before RoPE (qwen3, gemma3)
       if (w.q_norm) {
         for (int32_t t = 0; t < B; ++t) {
           for (int h = 0; h < H; ++h) cpu::rmsnorm(&q_[t * Q + h * hd], &q_[t * Q + h * hd], q_norm_[l].data(), hd, hp_.rms_eps);
@@ -336,9 +359,9 @@ class CpuBackend final : public Backend {
 
       // RoPE: rotate q and k by their absolute positions
       for (int32_t t = 0; t < B; ++t) {
-        cpu::rope(&q_[t * Q], H, hd, static_cast<int>(hp_.rope_dim), hp_.rope_layout, inv_freq_, pos + t);
+        cpu::rope(&q_[t * Q], H, hd, static_cast<int>(hp_.rope_dim), hp_.rope_layout, inv_freq, pos + t);
         cpu::rope(&k_[t * KV], static_cast<int>(hp_.n_head_kv), hd, static_cast<int>(hp_.rope_dim), hp_.rope_layout,
-                  inv_freq_, pos + t);
+                  inv_freq, pos + t);
       }
       timer_.mark("rope", OpGroup::Attn, L);
 
@@ -354,7 +377,8 @@ class CpuBackend final : public Backend {
       }
       timer_.mark("kv_write", OpGroup::Attn, L);
 
-      // GQA attention: query head h reads KV head h / group; token t sees positions <= pos + t.
+      // GQA attention: query head h reads KV head h / group; token t sees positions <= pos + t
+      // (the last sliding_window of them in a local layer).
       const size_t base = kv_index(l, 0);
       pool.run([&](unsigned ti, unsigned nt) {
         float* scores = &scores_[static_cast<size_t>(ti) * cpu::kMaxAttentionQueries * n_ctx_];
@@ -374,36 +398,57 @@ class CpuBackend final : public Backend {
             }
           if (isa_ == dot::Isa::Avx512 &&
               (kv_f16_ ? cpu::attend_group_f16_avx512(qs, outs, n_pos, nq, &k_f16_[base], &v_f16_[base], KV, kv_off, hd,
-                                                      scores, n_ctx_)
+                                                      how, scores, n_ctx_)
                        : cpu::attend_group_f32_avx512(qs, outs, n_pos, nq, &k_f32_[base], &v_f32_[base], KV, kv_off, hd,
-                                                      scores, n_ctx_)))
+                                                      how, scores, n_ctx_)))
             continue;
           for (int i = 0; i < nq; ++i) {
             if (kv_f16_)
-              cpu::attend_head_f16(qs[i], &k_f16_[base], &v_f16_[base], KV, kv_off, hd, n_pos[i], scores, outs[i]);
+              cpu::attend_head_f16(qs[i], &k_f16_[base], &v_f16_[base], KV, kv_off, hd, n_pos[i], how, scores, outs[i]);
             else
-              cpu::attend_head_f32(qs[i], &k_f32_[base], &v_f32_[base], KV, kv_off, hd, n_pos[i], scores, outs[i]);
+              cpu::attend_head_f32(qs[i], &k_f32_[base], &v_f32_[base], KV, kv_off, hd, n_pos[i], how, scores, outs[i]);
           }
         }
       });
       timer_.mark("sdpa", OpGroup::Attn, L);
 
       // attention output projection + residual (accumulated into x)
-      mm.run({{w.wo, x_.data(), E, true}}, att_.data(), Q, Q, B);
+      if (!w.post_attn_norm) {
+        mm.run({{w.wo, x_.data(), E, true}}, att_.data(), Q, Q, B);
+      } else {
+        // post-attention rmsnorm before the residual add (gemma)
+        mm.run({{w.wo, xb_.data(), E}}, att_.data(), Q, Q, B);
+        for (int32_t t = 0; t < B; ++t) {
+          cpu::rmsnorm(&xb_[t * E], &xb_[t * E], post_attn_norm_[l].data(), E, hp_.rms_eps);
+          cpu::add_into(&x_[t * E], &xb_[t * E], E);
+        }
+      }
       timer_.mark("o", OpGroup::Attn, L);
 
       // ffn rmsnorm
       for (int32_t t = 0; t < B; ++t) cpu::rmsnorm(&xb_[t * E], &x_[t * E], ffn_norm_[l].data(), E, hp_.rms_eps);
       timer_.mark("rms_ffn", OpGroup::Rms, L);
 
-      // SwiGLU: silu(gate(x)) * up(x)
+      // SwiGLU: silu(gate(x)) * up(x); GeGLU (gemma): gelu_tanh(gate(x)) * up(x)
       mm.run({{w.w_gate, hb_.data(), F}, {w.w_up, hb2_.data(), F}}, xb_.data(), E, E, B);
-      // one exp per element: over the pool, in chunks of whole cache lines
-      pool.parallel_for(static_cast<int64_t>(B) * F, 256, [&](int64_t b, int64_t e) { cpu::swiglu(&hb_[b], &hb2_[b], e - b); });
+      // one exp or tanh per element: over the pool, in chunks of whole cache lines
+      const bool geglu = model_->architecture().ffn_activation == FfnActivation::GeluTanh;
+      pool.parallel_for(static_cast<int64_t>(B) * F, 256, [&](int64_t b, int64_t e) {
+        geglu ? cpu::geglu_tanh(&hb_[b], &hb2_[b], e - b) : cpu::swiglu(&hb_[b], &hb2_[b], e - b);
+      });
       timer_.mark("gate_up", OpGroup::Ffn, L);
 
       // down projection + residual
-      mm.run({{w.w_down, x_.data(), E, true}}, hb_.data(), F, F, B);
+      if (!w.post_ffn_norm) {
+        mm.run({{w.w_down, x_.data(), E, true}}, hb_.data(), F, F, B);
+      } else {
+        // post-FFN rmsnorm before the residual add (gemma)
+        mm.run({{w.w_down, xb_.data(), E}}, hb_.data(), F, F, B);
+        for (int32_t t = 0; t < B; ++t) {
+          cpu::rmsnorm(&xb_[t * E], &xb_[t * E], post_ffn_norm_[l].data(), E, hp_.rms_eps);
+          cpu::add_into(&x_[t * E], &xb_[t * E], E);
+        }
+      }
       timer_.mark("down", OpGroup::Ffn, L);
     }
 
@@ -415,9 +460,10 @@ class CpuBackend final : public Backend {
       have_final_ = true;
       timer_.mark("rms_final", OpGroup::Rms);
 
-      // classifier into logits
+      // classifier into logits; final soft-capping (gemma2), which leaves the argmax where it was
       if (head == Head::Logits) {
         mm.run({{&model_->output(), logits_.data(), 0}}, final_.data(), E, E, 1);
+        if (hp_.final_softcap > 0.0f) cpu::softcap(logits_.data(), hp_.n_vocab, hp_.final_softcap);
         logits_valid_ = true;
         timer_.mark("logits", OpGroup::Logits);
         top = static_cast<int32_t>(std::max_element(logits_.begin(), logits_.end()) - logits_.begin());
@@ -438,8 +484,8 @@ class CpuBackend final : public Backend {
   bool kv_f16_ = false;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<cpu::Matmul> matmul_;
-  std::vector<float> inv_freq_;
-  std::vector<std::vector<float>> attn_norm_, ffn_norm_, bq_, bk_, bv_, q_norm_, k_norm_;
+  std::vector<float> inv_freq_, inv_freq_local_;
+  std::vector<std::vector<float>> attn_norm_, ffn_norm_, bq_, bk_, bv_, q_norm_, k_norm_, post_attn_norm_, post_ffn_norm_;
   std::vector<float> out_norm_;
   // Scratch of one batch (run state): residual stream, normed input, q/k/v, attention
   // output, FFN hidden, per-thread attention scores, the last token's hidden and logits.

@@ -93,39 +93,45 @@ void softmax(float* x, int32_t n) {
   for (int32_t i = 0; i < n; ++i) x[i] *= inv;
 }
 
-void attend_head_f32(const float* q, const float* k_cache, const float* v_cache, int64_t kv_dim, int64_t kv_off,
-                     int head_dim, int32_t n_pos, float* scores, float* out) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  for (int32_t p = 0; p < n_pos; ++p) {
-    const float* k = k_cache + p * kv_dim + kv_off;
-    scores[p] = head_dot(q, head_dim, [k](int i) { return k[i]; }) * scale;
+void softcap(float* x, int64_t n, float cap) {
+  for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
+}
+
+namespace {
+
+// The portable head over either cache type; `load` reads one cached element as a float.
+template <class T, class Load>
+void attend_head(const float* q, const T* k_cache, const T* v_cache, int64_t kv_dim, int64_t kv_off, int head_dim,
+                 int32_t n_pos, const AttentionScores& how, float* scores, float* out, Load load) {
+  const int32_t first = how.first(n_pos);
+  for (int32_t p = first; p < n_pos; ++p) {
+    const T* k = k_cache + p * kv_dim + kv_off;
+    scores[p] = head_dot(q, head_dim, [k, load](int i) { return load(k[i]); }) * how.scale;
   }
-  softmax(scores, n_pos);
+  if (how.softcap > 0.0f) softcap(scores + first, n_pos - first, how.softcap);
+  softmax(scores + first, n_pos - first);
   for (int i = 0; i < head_dim; ++i) out[i] = 0;
-  for (int32_t p = 0; p < n_pos; ++p) {
-    const float* v = v_cache + p * kv_dim + kv_off;
+  for (int32_t p = first; p < n_pos; ++p) {
+    const T* v = v_cache + p * kv_dim + kv_off;
     const float a = scores[p];
-    for (int i = 0; i < head_dim; ++i) out[i] += a * v[i];
+    for (int i = 0; i < head_dim; ++i) out[i] += a * load(v[i]);
   }
+}
+
+}  // namespace
+
+void attend_head_f32(const float* q, const float* k_cache, const float* v_cache, int64_t kv_dim, int64_t kv_off,
+                     int head_dim, int32_t n_pos, const AttentionScores& how, float* scores, float* out) {
+  attend_head(q, k_cache, v_cache, kv_dim, kv_off, head_dim, n_pos, how, scores, out, [](float x) { return x; });
 }
 
 void attend_head_f16(const float* q, const uint16_t* k_cache, const uint16_t* v_cache, int64_t kv_dim,
-                     int64_t kv_off, int head_dim, int32_t n_pos, float* scores, float* out) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_dim));
-  for (int32_t p = 0; p < n_pos; ++p) {
-    const uint16_t* k = k_cache + p * kv_dim + kv_off;
-    scores[p] = head_dot(q, head_dim, [k](int i) { return fp16_to_fp32(k[i]); }) * scale;
-  }
-  softmax(scores, n_pos);
-  for (int i = 0; i < head_dim; ++i) out[i] = 0;
-  for (int32_t p = 0; p < n_pos; ++p) {
-    const uint16_t* v = v_cache + p * kv_dim + kv_off;
-    const float a = scores[p];
-    for (int i = 0; i < head_dim; ++i) out[i] += a * fp16_to_fp32(v[i]);
-  }
+                     int64_t kv_off, int head_dim, int32_t n_pos, const AttentionScores& how, float* scores, float* out) {
+  attend_head(q, k_cache, v_cache, kv_dim, kv_off, head_dim, n_pos, how, scores, out,
+              [](uint16_t x) { return fp16_to_fp32(x); });
 }
 
-void add_bias(float* x, const float* b, int64_t n) {
+void add_into(float* x, const float* b, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] += b[i];
 }
 
@@ -133,6 +139,14 @@ void swiglu(float* gate_inout, const float* up, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float g = gate_inout[i];
     gate_inout[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+void geglu_tanh(float* gate_inout, const float* up, int64_t n) {
+  const float sqrt_2_over_pi = static_cast<float>(std::sqrt(2.0 / std::numbers::pi));
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate_inout[i];
+    gate_inout[i] = 0.5f * g * (1.0f + std::tanh(sqrt_2_over_pi * (g + 0.044715f * g * g * g))) * up[i];
   }
 }
 

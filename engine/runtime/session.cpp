@@ -75,8 +75,7 @@ std::string format_generate_summary(const GenerateResult& r) {
 
 std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model, const SessionOptions& options) {
   if (!model) throw Error("session: no model");
-  std::unique_ptr<Backend> backend = create_backend(options.backend);
-  check_backend_runs(*backend, *model);
+  std::unique_ptr<Backend> backend = create_backend_for(options.backend, *model);
   BackendOptions bo;
   bo.switches = options.switches;
   bo.threads = options.threads;

@@ -1,7 +1,9 @@
-// The architectures beyond Llama (qwen2, qwen3) through every reader: their tensors survive
-// GGUF -> P64 -> Model, a P64 that holds them is version 2 (which a version 1 reader refuses),
-// a missing or misshapen bias / q-k norm is refused naming the file and the tensor, and an
-// architecture without a table is refused naming it. Tiny synth models, well under a second.
+// The architectures beyond Llama (qwen2, qwen3, gemma2, gemma3) through every reader: their
+// tensors and hyperparameters survive GGUF -> P64 -> Model, a P64 that holds them is version 2
+// (which a version 1 reader refuses), a missing or misshapen bias / q-k norm is refused naming
+// the file and the tensor, an architecture without a table is refused naming it, and a backend
+// that does not run a model refuses it (or "auto" passes it over). Tiny synth models, well
+// under a second.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -21,7 +23,9 @@
 #include "engine/format/hf_import.h"
 #include "engine/format/p64_reader.h"
 #include "engine/format/synth.h"
+#include "app/common/register_backends.h"
 #include "engine/runtime/backend.h"
+#include "engine/runtime/backend_registry.h"
 #include "fuzz/fuzz_samples.h"
 
 namespace p64 {
@@ -123,6 +127,53 @@ TEST(Architectures, AVersion1FileMayHoldOnlyALlamaAndUnknownVersionsAreRefused) 
   EXPECT_NO_THROW(open_p64(p64));
 }
 
+// Gemma's post-norms and q/k norms reach the model's layers, and the hyperparameters its GGUF
+// spells (window, soft-caps) or its architecture implies (layer pattern, local RoPE base) reach
+// the P64 and come back from it; a Llama with a sliding window is version 2 and uncertified,
+// since a version 1 reader would skip the window's key and decode it as a plain Llama.
+TEST(Architectures, GemmaNormsAndWindowsSurviveGgufToP64ToModel) {
+  test::TempDir dir;
+  for (const std::string preset : {"tiny-gemma2", "tiny-gemma3"}) {
+    const HParams want = synth_preset(preset);
+    const std::string gguf = write_gguf(dir.path(), tiny_plan(preset), preset + ".gguf");
+    const std::string p64 = convert(gguf, dir.path(), preset + ".p64");
+    const P64Contents c = inspect_p64(p64);
+    EXPECT_EQ(c.header.version, 2u);
+    EXPECT_FALSE(c.header.flags & p64_flags::kCertifiedDecodeProfile);
+    const auto model = open_p64(p64);
+    const HParams& hp = model->hparams();
+    EXPECT_EQ(hp.sliding_window, 8u) << preset;
+    EXPECT_EQ(hp.sliding_window_pattern, preset == "tiny-gemma2" ? 2u : 6u);
+    EXPECT_EQ(hp.rope_base_local, preset == "tiny-gemma2" ? 0.0f : 10000.0f);
+    EXPECT_EQ(hp.attn_softcap, preset == "tiny-gemma2" ? 1.0f : 0.0f);  // the GGUF's, not the default 50
+    EXPECT_EQ(hp.final_softcap, preset == "tiny-gemma2" ? 30.0f : 0.0f);
+    EXPECT_EQ(hp.attn_scale(), want.attn_scale());  // 1/sqrt(head_dim): llama.cpp's rule below the 27B models
+    EXPECT_TRUE(hp.tied_output);
+    const GgufFile g = GgufFile::open(gguf);
+    for (uint32_t l = 0; l < hp.n_layer; ++l) {
+      const LayerWeights& w = model->layers()[l];
+      const std::string b = "blk." + std::to_string(l) + ".";
+      expect_same_bytes(w.post_attn_norm, g.find_tensor(b + "post_attention_norm.weight"));
+      expect_same_bytes(w.ffn_norm, g.find_tensor(b + "ffn_norm.weight"));
+      expect_same_bytes(w.post_ffn_norm, g.find_tensor(b + "post_ffw_norm.weight"));
+      if (preset == "tiny-gemma3") expect_same_bytes(w.q_norm, g.find_tensor(b + "attn_q_norm.weight"));
+      else EXPECT_EQ(w.q_norm, nullptr);
+    }
+  }
+  HParams hp = synth_preset("tiny");
+  hp.sliding_window = 4;
+  SynthPlan plan = plan_synth(hp, SynthQuant::Q8_0);
+  const std::string p64 = convert(write_gguf(dir.path(), plan, "mistral.gguf"), dir.path(), "mistral.p64");
+  const P64Contents c = inspect_p64(p64);
+  EXPECT_EQ(c.header.version, 2u);
+  EXPECT_FALSE(c.header.flags & p64_flags::kCertifiedDecodeProfile);
+  EXPECT_EQ(c.hparams.sliding_window, 4u);
+  EXPECT_EQ(c.hparams.sliding_window_pattern, 0u);  // every layer local
+  set_version(p64, 1);
+  const std::string e = test::error_of([&] { open_p64(p64); });
+  EXPECT_NE(e.find("architecture 'llama' with a sliding window needs format version 2, the header says 1"), std::string::npos) << e;
+}
+
 TEST(Architectures, AMissingOrMisshapenBiasOrQkNormIsRefusedNamingFileAndTensor) {
   test::TempDir dir;
   struct Damage {
@@ -162,13 +213,15 @@ TEST(Architectures, AnArchitectureWithoutATableIsRefusedNamingIt) {
   test::TempDir dir;
   // GGUF: general.architecture is read before anything else of the model.
   GgufWriter w;
-  w.add_string("general.architecture", "gemma2");
-  w.add_u32("gemma2.embedding_length", 64);
-  const std::string gguf = (dir / "gemma2.gguf").string();
+  w.add_string("general.architecture", "falcon");
+  w.add_u32("falcon.embedding_length", 64);
+  const std::string gguf = (dir / "falcon.gguf").string();
   w.write(gguf);
   std::string e = test::error_of([&] { gguf_hparams(GgufFile::open(gguf)); });
   EXPECT_NE(e.find(gguf + ": metadata at offset"), std::string::npos) << e;
-  EXPECT_NE(e.find("general.architecture 'gemma2' is not supported (llama, qwen2, qwen3)"), std::string::npos) << e;
+  EXPECT_NE(e.find("general.architecture 'falcon' is not supported (llama, qwen2, qwen3, gemma2, gemma3)"),
+            std::string::npos)
+      << e;
 
   // HF: config.json's model_type.
   const fs::path hf = dir / "phi3";
@@ -177,20 +230,21 @@ TEST(Architectures, AnArchitectureWithoutATableIsRefusedNamingIt) {
   config.replace(config.find("\"llama\""), 7, "\"phi3\"");
   std::ofstream(hf / "config.json") << config;
   e = test::error_of([&] { load_hf_directory(hf.string()); });
-  EXPECT_NE(e.find((hf / "config.json").string() + ": config at offset 0: model_type: 'phi3' is not supported (llama, qwen2, qwen3)"),
+  EXPECT_NE(e.find((hf / "config.json").string() +
+                   ": config at offset 0: model_type: 'phi3' is not supported (llama, qwen2, qwen3, gemma2, gemma3)"),
             std::string::npos)
       << e;
 
   // P64: an arch this reader has no table for is refused in the hparams section.
   HParams hp = synth_preset("tiny");
-  hp.arch = "gemma2";
+  hp.arch = "falcon";
   e = test::error_of([&] { validate(hp, "x.p64"); });
-  EXPECT_EQ(e, "x.p64: hyperparameters: architecture 'gemma2' is not supported (llama, qwen2, qwen3)");
+  EXPECT_EQ(e, "x.p64: hyperparameters: architecture 'falcon' is not supported (llama, qwen2, qwen3, gemma2, gemma3)");
 
   const test::CliRun r = test::run_p64("convert -q " + gguf + " " + (dir / "out.p64").string(), "", 30);
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.err.rfind("p64: ", 0), 0u) << r.err;
-  EXPECT_NE(r.err.find("'gemma2' is not supported (llama, qwen2, qwen3)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'falcon' is not supported (llama, qwen2, qwen3, gemma2, gemma3)"), std::string::npos) << r.err;
 }
 
 // A .safetensors file of F32 tensors with the given values (shapes in PyTorch order).
@@ -284,11 +338,42 @@ class LlamaOnlyBackend final : public Backend {
 
 TEST(Architectures, ABackendThatRunsOnlyLlamaRefusesAQwenModelByName) {
   test::TempDir dir;
-  const std::string p64 = convert(write_gguf(dir.path(), tiny_plan("tiny-qwen2"), "q.gguf"), dir.path(), "q.p64");
-  const auto model = open_p64(p64);
+  for (const std::string arch : {"qwen2", "gemma2", "gemma3"}) {
+    const std::string p64 = convert(write_gguf(dir.path(), tiny_plan("tiny-" + arch), arch + ".gguf"), dir.path(), arch + ".p64");
+    const auto model = open_p64(p64);
+    const std::string e = test::error_of([&] { check_backend_runs(LlamaOnlyBackend(), *model); });
+    EXPECT_EQ(e, p64 + ": a " + arch + " model; the gpu backend runs llama (the cpu backend runs " + arch + ")");
+    EXPECT_NO_THROW(check_backend_runs(*make_cpu_backend(), *model));
+  }
+  // A Llama with a sliding window: the architecture is the GPU's, the window is not.
+  HParams hp = synth_preset("tiny");
+  hp.sliding_window = 4;
+  const auto model = open_p64(convert(write_gguf(dir.path(), plan_synth(hp, SynthQuant::Q8_0), "m.gguf"), dir.path(), "m.p64"));
   const std::string e = test::error_of([&] { check_backend_runs(LlamaOnlyBackend(), *model); });
-  EXPECT_EQ(e, p64 + ": a qwen2 model; the gpu backend runs llama (the cpu backend runs qwen2)");
+  EXPECT_EQ(e, model->source() + ": a llama model with a sliding window of 4 positions; the gpu backend has no "
+                                 "sliding-window attention (the cpu backend has)");
   EXPECT_NO_THROW(check_backend_runs(*make_cpu_backend(), *model));
+}
+
+// "auto" used to take the best-ranked backend that can run here and then refuse the model it
+// does not run; it now passes over it (a stand-in ranked above the CPU backend, in a list of
+// the test's own rather than the process's registry), and a backend named outright still refuses.
+TEST(Architectures, AutoPassesOverABackendThatDoesNotRunTheModel) {
+  auto available = [](std::string*) { return true; };
+  const BackendFactory factories[] = {
+      {"llama-only", 1000, available, [] { return std::make_unique<LlamaOnlyBackend>(); }, {}},
+      {"cpu", 0, available, [] { return make_cpu_backend(); }, {}}};
+  test::TempDir dir;
+  const auto gemma = open_p64(convert(write_gguf(dir.path(), tiny_plan("tiny-gemma3"), "g.gguf"), dir.path(), "g.p64"));
+  const auto llama = open_p64(convert(write_gguf(dir.path(), tiny_plan("tiny"), "l.gguf"), dir.path(), "l.p64"));
+  EXPECT_EQ(first_backend_running(factories, *gemma)->name(), "cpu");
+  EXPECT_EQ(first_backend_running(factories, *llama)->name(), "gpu");  // LlamaOnlyBackend's name
+  const std::string e = test::error_of([&] { first_backend_running(std::span(factories, 1), *gemma); });
+  EXPECT_EQ(e, gemma->source() + ": no backend that can run here runs a gemma3 model");
+  register_all_backends();
+  EXPECT_EQ(create_backend_for("auto", *gemma)->name(), "cpu");  // whatever GPU this build has
+  const std::string named = test::error_of([&] { create_backend_for("cpu", *gemma); });
+  EXPECT_TRUE(named.empty()) << named;
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The CPU backend's forward pass against a plain float64 re-implementation of the same
-// layers (Llama's, and qwen2's and qwen3's named steps), written here with straightforward
-// loops, on tiny models built in memory.
+// layers (Llama's, and the named steps of qwen2, qwen3, gemma2 and gemma3, and a Llama's sliding
+// window), written here with straightforward loops, on tiny models built in memory.
 #include <cmath>
 #include <cstdio>
 #include <tuple>
@@ -38,7 +38,8 @@ Vec rmsnorm(const Vec& x, const std::vector<float>& w, double eps) {
   return y;
 }
 
-// Frequencies of the llama3 rule, in double, from its definition in Meta's reference code.
+// Frequencies of the llama3 rule, in double, from its definition in Meta's reference code
+// (plain base^(-2i/d) where the model has no llama3 scaling).
 std::vector<double> llama3_freqs(const HParams& hp) {
   std::vector<double> f(hp.rope_dim / 2);
   const RopeScaling& s = hp.rope_scaling;
@@ -61,14 +62,30 @@ std::vector<Vec> reference_logits(const test::TinyModel& tm, const std::vector<i
   const HParams& hp = tm.model->hparams();
   const size_t E = hp.n_embd, hd = hp.head_dim, H = hp.n_head, HK = hp.n_head_kv;
   const auto& W = tm.values;
+  const bool gemma = hp.arch == "gemma2" || hp.arch == "gemma3";
   const std::vector<double> freqs = llama3_freqs(hp);
+  // gemma3's local layers rotate with their own base, unscaled
+  HParams local_hp = hp;
+  local_hp.rope_base = hp.rope_base_local;
+  local_hp.rope_scaling = {};
+  const std::vector<double> local_freqs = hp.rope_base_local > 0 ? llama3_freqs(local_hp) : freqs;
   std::vector<std::vector<Vec>> keys(hp.n_layer), vals(hp.n_layer);
   std::vector<Vec> out;
+  // gemma's soft-capping: c tanh(s / c)
+  auto cap = [](double s, double c) { return c > 0 ? c * std::tanh(s / c) : s; };
+  auto add_normed = [&](Vec& x, const Vec& y, const std::string& norm) {  // x += y, y first normed where the model says
+    const Vec z = W.count(norm) ? rmsnorm(y, W.at(norm), hp.rms_eps) : y;
+    for (size_t i = 0; i < x.size(); ++i) x[i] += z[i];
+  };
   for (size_t p = 0; p < tokens.size(); ++p) {
     Vec x(E);
     for (size_t i = 0; i < E; ++i) x[i] = W.at("token_embd.weight")[tokens[p] * E + i];
+    if (gemma)  // embedding times sqrt(width)
+      for (double& v : x) v *= std::sqrt(static_cast<double>(E));
     for (uint32_t l = 0; l < hp.n_layer; ++l) {
       const std::string b = "blk." + std::to_string(l) + ".";
+      // a local layer: every one with a window, but every pattern-th (counting from 1)
+      const bool local = hp.sliding_window > 0 && (hp.sliding_window_pattern == 0 || (l + 1) % hp.sliding_window_pattern != 0);
       Vec h = rmsnorm(x, W.at(b + "attn_norm.weight"), hp.rms_eps);
       Vec q = matvec(W.at(b + "attn_q.weight"), h, H * hd);
       Vec k = matvec(W.at(b + "attn_k.weight"), h, HK * hd);
@@ -90,7 +107,7 @@ std::vector<Vec> reference_logits(const test::TinyModel& tm, const std::vector<i
       auto rotate = [&](Vec& z, size_t heads) {
         for (size_t hh = 0; hh < heads; ++hh)
           for (size_t i = 0; i < hp.rope_dim / 2; ++i) {
-            const double a = static_cast<double>(p) * freqs[i];
+            const double a = static_cast<double>(p) * (local ? local_freqs : freqs)[i];
             double& z0 = z[hh * hd + (halves ? i : 2 * i)];
             double& z1 = z[hh * hd + (halves ? i + hp.rope_dim / 2 : 2 * i + 1)];
             const double r0 = z0 * std::cos(a) - z1 * std::sin(a), r1 = z0 * std::sin(a) + z1 * std::cos(a);
@@ -103,30 +120,39 @@ std::vector<Vec> reference_logits(const test::TinyModel& tm, const std::vector<i
       keys[l].push_back(k);
       vals[l].push_back(v);
       Vec att(H * hd, 0.0);
+      // scores q.k / sqrt(query_pre_attn_scalar, else head_dim), soft-capped; a local layer's
+      // query sees only the last sliding_window positions, its own included
+      const double scalar = hp.query_pre_attn_scalar > 0 ? hp.query_pre_attn_scalar : static_cast<double>(hd);
+      const size_t first = local && p + 1 > hp.sliding_window ? p + 1 - hp.sliding_window : 0;
       for (size_t hh = 0; hh < H; ++hh) {
         const size_t kvh = hh / (H / HK);
         Vec sc(p + 1);
         double mx = -1e300;
-        for (size_t j = 0; j <= p; ++j) {
+        for (size_t j = first; j <= p; ++j) {
           double s = 0;
           for (size_t i = 0; i < hd; ++i) s += q[hh * hd + i] * keys[l][j][kvh * hd + i];
-          sc[j] = s / std::sqrt(static_cast<double>(hd));
+          sc[j] = cap(s / std::sqrt(scalar), hp.attn_softcap);
           mx = std::max(mx, sc[j]);
         }
         double sum = 0;
-        for (double& s : sc) sum += (s = std::exp(s - mx));
-        for (size_t j = 0; j <= p; ++j)
+        for (size_t j = first; j <= p; ++j) sum += (sc[j] = std::exp(sc[j] - mx));
+        for (size_t j = first; j <= p; ++j)
           for (size_t i = 0; i < hd; ++i) att[hh * hd + i] += sc[j] / sum * vals[l][j][kvh * hd + i];
       }
-      Vec o = matvec(W.at(b + "attn_output.weight"), att, E);
-      for (size_t i = 0; i < E; ++i) x[i] += o[i];
+      add_normed(x, matvec(W.at(b + "attn_output.weight"), att, E), b + "post_attention_norm.weight");
       h = rmsnorm(x, W.at(b + "ffn_norm.weight"), hp.rms_eps);
       Vec g = matvec(W.at(b + "ffn_gate.weight"), h, hp.n_ff), u = matvec(W.at(b + "ffn_up.weight"), h, hp.n_ff);
-      for (size_t i = 0; i < g.size(); ++i) g[i] = g[i] / (1 + std::exp(-g[i])) * u[i];
-      Vec d = matvec(W.at(b + "ffn_down.weight"), g, E);
-      for (size_t i = 0; i < E; ++i) x[i] += d[i];
+      for (size_t i = 0; i < g.size(); ++i) {
+        // SwiGLU; gemma's GeGLU with GELU's tanh form
+        const double act = gemma ? 0.5 * g[i] * (1 + std::tanh(std::sqrt(2 / M_PI) * (g[i] + 0.044715 * std::pow(g[i], 3))))
+                                 : g[i] / (1 + std::exp(-g[i]));
+        g[i] = act * u[i];
+      }
+      add_normed(x, matvec(W.at(b + "ffn_down.weight"), g, E), b + "post_ffw_norm.weight");
     }
-    out.push_back(matvec(W.at("output.weight"), rmsnorm(x, W.at("output_norm.weight"), hp.rms_eps), hp.n_vocab));
+    Vec logits = matvec(W.at("output.weight"), rmsnorm(x, W.at("output_norm.weight"), hp.rms_eps), hp.n_vocab);
+    for (double& v : logits) v = cap(v, hp.final_softcap);
+    out.push_back(std::move(logits));
   }
   return out;
 }
@@ -145,13 +171,16 @@ struct Case {
   bool kv_f16;
   double bound;
   const char* arch = "llama";
+  uint32_t sliding_window = 0;  // a Llama's (Mistral's) window over every layer; 0: none
 };
 
 class ForwardReference : public ::testing::TestWithParam<Case> {};
 
 TEST_P(ForwardReference, DecodeLogitsMatchFloat64Reference) {
   const Case c = GetParam();
-  const test::TinyModel tm = test::make_tiny_model(test::tiny_hparams(c.arch), c.dtype);
+  HParams hp = test::tiny_hparams(c.arch);
+  if (c.sliding_window) hp.sliding_window = c.sliding_window;
+  const test::TinyModel tm = test::make_tiny_model(hp, c.dtype);
   const std::vector<int32_t> tokens = {1, 17, 250, 3, 99, 42, 42, 7, 128, 5, 64, 200, 11, 12, 13, 14, 280, 0, 9, 33};
   const std::vector<Vec> ref = reference_logits(tm, tokens);
   auto be = make_cpu_backend();
@@ -165,8 +194,9 @@ TEST_P(ForwardReference, DecodeLogitsMatchFloat64Reference) {
     std::span<const float> got = be->decode_logits(tokens[p], static_cast<int32_t>(p));
     worst = std::max(worst, max_rel_error(ref[p], got));
   }
-  std::printf("[ forward ] %s %s int8_activations=%d kv_f16=%d: max relative logit error %.3g (bound %.1g)\n", c.arch,
-              std::string(dtype_name(c.dtype)).c_str(), c.int8, c.kv_f16, worst, c.bound);
+  std::printf("[ forward ] %s%s %s int8_activations=%d kv_f16=%d: max relative logit error %.3g (bound %.1g)\n", c.arch,
+              c.sliding_window ? " (sliding window)" : "", std::string(dtype_name(c.dtype)).c_str(), c.int8, c.kv_f16,
+              worst, c.bound);
   EXPECT_LT(worst, c.bound);
 }
 
@@ -204,7 +234,7 @@ TEST_P(ForwardPrefill, PrefillLogitsEqualSequentialDecodeLogits) {
   for (size_t i = 0; i < lazy.size(); ++i) EXPECT_NEAR(lazy[i], l2[i], 1e-4 * scale);
 }
 
-INSTANTIATE_TEST_SUITE_P(Architectures, ForwardPrefill, ::testing::Values("llama", "qwen2", "qwen3"));
+INSTANTIATE_TEST_SUITE_P(Architectures, ForwardPrefill, ::testing::Values("llama", "qwen2", "qwen3", "gemma2", "gemma3"));
 
 TEST(ForwardErrors, ContextFullAndBadTokenAreErrors) {
   const test::TinyModel tm = test::make_tiny_model(test::tiny_hparams(), DType::F32, 2);
@@ -229,12 +259,20 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, ForwardReference,
                                            Case{DType::Q8_0_R16, true, false, 6e-2}, Case{DType::Q5_0_R16, true, false, 6e-2},
                                            Case{DType::Q4_K_R16, true, false, 6e-2}, Case{DType::Q6_K_R16, true, false, 6e-2}));
 
-// The architectures' own steps (qkv bias, q/k norm, RoPE on halves) against the same reference.
+// The architectures' own steps (qkv bias, q/k norm, RoPE on halves, gemma's embedding scale,
+// post-norms, GeGLU, soft-caps, query scalar, local layers with their window and RoPE base, a
+// Llama's sliding window) against the same reference.
 INSTANTIATE_TEST_SUITE_P(Architectures, ForwardReference,
                          ::testing::Values(Case{DType::F32, false, false, 1e-5, "qwen2"},
                                            Case{DType::F32, false, false, 1e-5, "qwen3"},
                                            Case{DType::Q8_0, true, false, 6e-2, "qwen2"},
-                                           Case{DType::Q8_0_R16, true, false, 6e-2, "qwen3"}));
+                                           Case{DType::Q8_0_R16, true, false, 6e-2, "qwen3"},
+                                           Case{DType::F32, false, false, 1e-5, "gemma2"},
+                                           Case{DType::F32, false, false, 1e-5, "gemma3"},
+                                           Case{DType::F32, false, true, 5e-3, "gemma2"},
+                                           Case{DType::Q8_0, true, false, 6e-2, "gemma2"},
+                                           Case{DType::Q8_0_R16, true, false, 6e-2, "gemma3"},
+                                           Case{DType::F32, false, false, 1e-5, "llama", 5}));
 
 }  // namespace
 }  // namespace p64

@@ -42,6 +42,19 @@ inline HParams tiny_hparams(const std::string& arch = "llama") {
   hp.rope_scaling.low_freq_factor = 1.0f;
   hp.rope_scaling.high_freq_factor = 4.0f;
   hp.rope_scaling.original_context = 16;  // small, so the scaled bands matter at these positions
+  if (arch == "gemma2" || arch == "gemma3") {
+    // The architecture's layer pattern and local RoPE base, with a window these tests' sequences
+    // cross; gemma3 gets six layers so that one is global. A query scalar that is not head_dim,
+    // and gemma2's soft-caps small enough to bend these tiny models' scores and logits (the
+    // real ones, 50 and 30, would barely touch them).
+    const ArchDefaults& d = architecture(arch, "tiny").defaults;
+    hp.n_layer = arch == "gemma3" ? 6 : 2;
+    hp.sliding_window = 6;
+    hp.sliding_window_pattern = d.sliding_window_pattern;
+    hp.rope_base_local = d.rope_base_local;
+    hp.query_pre_attn_scalar = 100.0f;
+    if (arch == "gemma2") hp.attn_softcap = 1.0f, hp.final_softcap = 3.0f;
+  }
   return hp;
 }
 
@@ -82,8 +95,8 @@ inline TinyModel make_tiny_model(const HParams& hp, DType matrix_type, uint32_t 
     tm.values[name] = std::move(v);
   };
   // The tensors of hp.arch's table in its order (for a Llama: the order, hence the random
-  // values, the tests were written with). Norms centre on 1; qwen2's biases are large enough
-  // that a forward pass without them gives other logits.
+  // values, the tests were written with). Norms centre on 1 (Gemma's as its GGUF holds them,
+  // 1 + w); qwen2's biases are large enough that a forward pass without them gives other logits.
   const float s = 0.08f;
   const Architecture& arch = architecture(hp.arch, "tiny");
   auto add_as = [&](const ArchTensor& t, const std::string& name) {

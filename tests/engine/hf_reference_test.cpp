@@ -73,7 +73,7 @@ TEST_P(HfReference, TeacherForcedLogitsMatchTransformers) {
   EXPECT_EQ(top1_differs, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Architectures, HfReference, ::testing::Values("llama", "qwen2", "qwen3"));
+INSTANTIATE_TEST_SUITE_P(Architectures, HfReference, ::testing::Values("llama", "qwen2", "qwen3", "gemma2", "gemma3"));
 
 }  // namespace
 }  // namespace p64

@@ -65,7 +65,10 @@ TEST_P(PeerGreedy, CpuGreedyTokensEqualLlamaSimple) {
 }
 
 // Untied presets: with random weights a tied output repeats the last token whatever the blocks
-// compute, which two implementations would agree on however wrong.
+// compute, which two implementations would agree on however wrong. tiny-gemma2 is checked by
+// perplexity instead (peer_perplexity_test.cpp): its capped logits leave near-ties (margins of
+// 0.003 at logits of 3) that fp16 rounding decides, one way in llama.cpp and either way in our
+// own two Q8_0 layouts, within 16 tokens.
 INSTANTIATE_TEST_SUITE_P(Architectures, PeerGreedy, ::testing::Values("tiny-k", "tiny-qwen2", "tiny-qwen3"),
                          [](const auto& info) {
                            std::string s = info.param;

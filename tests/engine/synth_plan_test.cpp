@@ -83,9 +83,9 @@ TEST(SynthPlan, Smollm2_360M_FallsBackFor960WideRows) {
 }
 
 TEST(SynthPlan, Q8_0AndF16MixesAndFileTypes) {
-  for (SynthQuant q : {SynthQuant::Q8_0, SynthQuant::F16}) {
+  for (SynthQuant q : {SynthQuant::Q8_0, SynthQuant::F16, SynthQuant::F32}) {
     const SynthPlan p = plan_synth(synth_preset("llama-3.1-8b"), q);
-    const DType want = q == SynthQuant::Q8_0 ? DType::Q8_0 : DType::F16;
+    const DType want = q == SynthQuant::Q8_0 ? DType::Q8_0 : q == SynthQuant::F16 ? DType::F16 : DType::F32;
     EXPECT_EQ(find(p, "output.weight").type, want);  // 8B is untied
     EXPECT_EQ(find(p, "token_embd.weight").type, want);
     for (const auto& t : p.tensors) {
@@ -96,6 +96,8 @@ TEST(SynthPlan, Q8_0AndF16MixesAndFileTypes) {
   EXPECT_EQ(synth_file_type(SynthQuant::Q4_K_M), 15u);
   EXPECT_EQ(synth_file_type(SynthQuant::Q8_0), 7u);
   EXPECT_EQ(synth_file_type(SynthQuant::F16), 1u);
+  EXPECT_EQ(synth_file_type(SynthQuant::F32), 0u);
+  EXPECT_EQ(synth_quant_from_name("F32"), SynthQuant::F32);
   const SynthPlan u = plan_synth(synth_preset("llama-3.1-8b"), SynthQuant::Q4_K_M);
   EXPECT_EQ(find(u, "output.weight").type, DType::Q6_K);
   EXPECT_EQ(find(u, "token_embd.weight").type, DType::Q4_K);  // an untied embedding is a plain matrix
@@ -121,6 +123,8 @@ TEST(SynthPlan, PresetsHaveThePublishedShapes) {
       {"qwen2.5-3b", 2048, 36, 16, 2, 128, 11008, 151936, 32768, 1000000, true, 0, "qwen2", 1e-6f},
       {"qwen3-0.6b", 1024, 28, 16, 8, 128, 3072, 151936, 40960, 1000000, true, 0, "qwen3", 1e-6f},  // head_dim != 1024 / 16
       {"qwen3-4b", 2560, 36, 32, 8, 128, 9728, 151936, 40960, 1000000, true, 0, "qwen3", 1e-6f},
+      {"gemma-2-2b", 2304, 26, 8, 4, 256, 9216, 256000, 8192, 10000, true, 0, "gemma2", 1e-6f},  // head_dim != 2304 / 8
+      {"gemma-3-1b", 1152, 26, 4, 1, 256, 6912, 262144, 32768, 1000000, true, 0, "gemma3", 1e-6f},
   };
   for (const Want& w : wants) {
     const HParams hp = synth_preset(w.name);
@@ -166,10 +170,40 @@ TEST(SynthPlan, QwenPresetsPlanTheirArchitecturesTensors) {
   EXPECT_EQ(q3.tensors.size(), 2u + 28u * 11u);
   const SynthTensor& qn = find(q3, "blk.5.attn_q_norm.weight");
   EXPECT_EQ(qn.ne, std::vector<int64_t>{128});
-  EXPECT_EQ(qn.role, SynthRole::HeadNorm);
+  EXPECT_EQ(qn.role, SynthRole::RandomNorm);
   EXPECT_EQ(find(q3, "blk.5.attn_q.weight").ne, (std::vector<int64_t>{1024, 2048}));  // q_dim 16 x 128
   EXPECT_EQ(find(q3, "blk.5.attn_output.weight").ne, (std::vector<int64_t>{2048, 1024}));
   for (const SynthTensor& t : q3.tensors) EXPECT_EQ(t.name.find(".bias"), std::string::npos) << t.name;
+}
+
+// Gemma's block from its table: the four norms (post-norms too) and, for gemma3, the q/k norms;
+// norms random (their HF form is w - 1, and a reader that swapped two would decode otherwise).
+// The window, layer pattern, local RoPE base and soft-caps are the published configs'.
+TEST(SynthPlan, GemmaPresetsPlanTheirArchitecturesTensorsAndWindows) {
+  const SynthPlan g2 = plan_synth(synth_preset("gemma-2-2b"), SynthQuant::Q4_K_M);
+  EXPECT_EQ(g2.tensors.size(), 2u + 26u * 11u);  // token_embd and output_norm (tied), 11 a block
+  for (const char* n : {"attn_norm", "post_attention_norm", "ffn_norm", "post_ffw_norm"}) {
+    const SynthTensor& t = find(g2, std::string("blk.25.") + n + ".weight");
+    EXPECT_EQ(t.ne, std::vector<int64_t>{2304}) << n;
+    EXPECT_EQ(t.role, SynthRole::RandomNorm) << n;
+  }
+  EXPECT_EQ(find(g2, "output_norm.weight").role, SynthRole::RandomNorm);
+  EXPECT_EQ(find(g2, "blk.0.attn_q.weight").ne, (std::vector<int64_t>{2304, 2048}));  // q_dim 8 x 256
+  EXPECT_EQ(find(g2, "token_embd.weight").type, DType::Q6_K);  // tied: the output's type
+  EXPECT_EQ(g2.hp.sliding_window, 4096u);
+  EXPECT_EQ(g2.hp.sliding_window_pattern, 2u);
+  EXPECT_EQ(g2.hp.attn_softcap, 50.0f);
+  EXPECT_EQ(g2.hp.final_softcap, 30.0f);
+  EXPECT_EQ(g2.hp.rope_base_local, 0.0f);
+  const SynthPlan g3 = plan_synth(synth_preset("gemma-3-1b"), SynthQuant::Q4_K_M);
+  EXPECT_EQ(g3.tensors.size(), 2u + 26u * 13u);
+  EXPECT_EQ(find(g3, "blk.7.attn_k_norm.weight").ne, std::vector<int64_t>{256});
+  EXPECT_EQ(find(g3, "blk.7.attn_q.weight").type, DType::Q5_0);  // 1152 is not a multiple of 256
+  EXPECT_EQ(g3.hp.sliding_window, 512u);
+  EXPECT_EQ(g3.hp.sliding_window_pattern, 6u);
+  EXPECT_EQ(g3.hp.rope_base_local, 10000.0f);
+  EXPECT_EQ(g3.hp.attn_softcap, 0.0f);
+  EXPECT_EQ(g3.hp.final_softcap, 0.0f);
 }
 
 TEST(SynthPlan, Llama3RopeFactors) {
