@@ -55,6 +55,7 @@ if has nvml; then
   timeout 90 "$P64" decode-proxy "$M/llama-3.2-3b-Q4_K_M.p64" --backend cuda --tokens 128 --prompt-tokens 1 --runs 3 \
     --warmup 1 --db "$DB" >"$L/nvml.txt" 2>&1
   row "nvml decode-proxy: exit $? $(grep -iE 'energy|gpu|throttl|clock|power' "$L/nvml.txt" | head -6 | tr -s ' ' | tr '\n' ' ')"
+  row "nvml passport: $(python3 -c "import json; print(json.load(open('$L/passport.json')).get('nvml', 'no nvml key'))" 2>&1)"
 fi
 speed() { timeout 150 "$P64" decode-proxy "$@" --tokens 128 --prompt-tokens 1 --runs 3 --warmup 1 --db "$DB" --json \
   2>>"$L/speed.err" | python3 -c "
