@@ -259,17 +259,22 @@ void Context::create_device() {
   queue_family = static_cast<uint32_t>(family);
   timestamp_bits = qf[family].timestampValidBits;
 
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   const bool v13 = props.apiVersion >= VK_API_VERSION_1_3;
-  if (v13) {
-    f2.pNext = &f13;
-    a.vkGetPhysicalDeviceFeatures2(phys, &f2);
-  }
+  f2.pNext = &f12;
+  if (v13) f12.pNext = &f13;
+  a.vkGetPhysicalDeviceFeatures2(phys, &f2);
   VkPhysicalDeviceVulkan13Features want13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   full_subgroups = v13 && f13.subgroupSizeControl && f13.computeFullSubgroups;
   want13.subgroupSizeControl = full_subgroups ? VK_TRUE : VK_FALSE;
   want13.computeFullSubgroups = full_subgroups ? VK_TRUE : VK_FALSE;
+  // f16 arithmetic for the prefill GEMM's f16 variant (prefill_f16).
+  VkPhysicalDeviceVulkan12Features want12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  float16 = f12.shaderFloat16 == VK_TRUE;
+  want12.shaderFloat16 = f12.shaderFloat16;
+  if (v13) want12.pNext = &want13;
 
   float prio = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -277,7 +282,7 @@ void Context::create_device() {
   qci.queueCount = 1;
   qci.pQueuePriorities = &prio;
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  dci.pNext = v13 ? &want13 : nullptr;
+  dci.pNext = &want12;
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   check(a.vkCreateDevice(phys, &dci, nullptr, &device), "vkCreateDevice");

@@ -60,6 +60,7 @@ class Context {
   bool subgroup_arithmetic = false;  // compute stage has subgroup add/max
   bool full_subgroups = false;       // computeFullSubgroups + subgroupSizeControl enabled
   bool cooperative_matrix = false;   // VK_KHR_cooperative_matrix advertised (not used yet)
+  bool float16 = false;              // shaderFloat16, enabled on the device when present
   uint32_t timestamp_bits = 0;       // of the compute queue; 0 = no timestamps
   uint64_t device_local_bytes = 0;   // largest device-local heap
 
