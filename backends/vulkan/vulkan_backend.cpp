@@ -32,7 +32,7 @@ struct AttnPC {
   float scale;
   StageChain::Sync sync;
 };
-struct MmPC { uint32_t M, N, wbase, wbase2, nb, ldy, y_row0, pos0, head_dim, rope_dim; };
+struct MmPC { uint32_t M, N, wbase, wbase2, nb, ldy, y_row0, pos0, head_dim, rope_dim, K, epi; };
 struct AttnPrefillPC {
   uint32_t N, group, kv_dim, q_dim, pos0;
   float scale;
@@ -162,8 +162,8 @@ const std::vector<SwitchInfo>& switch_table() {
         "batched prefill GEMM: weight rows per workgroup",
         128, {64, 128}, "default"),
       int_switch("prefill_tile_tokens",
-        "batched prefill GEMM: tokens per workgroup; 0 = 16, 32 or 64 by the chunk's length",
-        0, {0, 16, 32, 64}, "default"),
+        "batched prefill GEMM: tokens per workgroup; 0 = 32 for chunks of up to 32 tokens, else 64",
+        0, {0, 32, 64}, "default"),
   };
   return t;
 }
@@ -480,16 +480,9 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
     for (bool long_ctx : {false, true})
       if (!long_ctx || tu.attn_splits > 1) decode_program(false, logits, long_ctx);
   // Prefill pipelines too (for every chunk length's tile), so that a warm start compiles nothing later.
-  for (uint32_t n : {16u, 32u, 64u})
-    for (const DeviceLayer& l : layers_) {
-      const MmTile t = mm_tile(n);
-      mm_pipe(l.q, EPI_ROPE, t);
-      mm_pipe(l.k, EPI_ROPE, t);
-      mm_pipe(l.v, EPI_STORE, t);
-      mm_pipe(l.o, EPI_ADD, t);
-      mm_pipe(l.gu, EPI_SWIGLU, t);
-      mm_pipe(l.dn, EPI_ADD, t);
-    }
+  for (uint32_t n : {32u, 64u})
+    for (const DeviceLayer& l : layers_)
+      for (const DeviceMatrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gu, &l.dn}) mm_pipe(m->dtype, mm_tile(n));
   attn_prefill_pipe();
   for (const char* s : {"rmsnorm", "silu_mul"}) simple_pipe(s);
   rec_prefill_ = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 16 + 16);
@@ -563,7 +556,9 @@ VkPipeline VulkanBackend::mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse
 }
 
 VulkanBackend::MmTile VulkanBackend::mm_tile(uint32_t n) const {
-  MmTile t{tune_.mm_rows, tune_.mm_tokens ? tune_.mm_tokens : n <= 16 ? 16u : n <= 32 ? 32u : 64u};
+  // No 16-token tile: the weight tiles (the cost of a short chunk) would be the same, with half the
+  // threads to load them, and on lavapipe its 8 tile loads per thread compile twice as slowly.
+  MmTile t{tune_.mm_rows, tune_.mm_tokens ? tune_.mm_tokens : n <= 32 ? 32u : 64u};
   // A thread sums 8 rows x 4 tokens; a device short of shared memory or threads gets smaller tiles.
   const auto& lim = ctx_->props.limits;
   const uint64_t elem = tune_.mm_f16 ? 2 : 4;
@@ -572,13 +567,13 @@ VulkanBackend::MmTile VulkanBackend::mm_tile(uint32_t n) const {
            t.rows / 8 * (t.tokens / 4) <= lim.maxComputeWorkGroupInvocations;
   };
   while (!fits() && t.rows > 64) t.rows /= 2;
-  while (!fits() && t.tokens > 16) t.tokens /= 2;
+  while (!fits() && t.tokens > 32) t.tokens /= 2;
   return t;
 }
 
-VkPipeline VulkanBackend::mm_pipe(const DeviceMatrix& m, uint32_t epi, MmTile t) {
-  return pipes_->get("mm_" + *dtype_suffix(m.dtype) + (tune_.mm_f16 ? "_f16" : ""),
-                     {{0, t.rows / 8 * (t.tokens / 4)}, {1, t.rows}, {2, m.K}, {3, t.tokens}, {4, epi}});
+VkPipeline VulkanBackend::mm_pipe(DType dtype, MmTile t) {
+  return pipes_->get("mm_" + *dtype_suffix(dtype) + (tune_.mm_f16 ? "_f16" : ""),
+                     {{0, t.rows / 8 * (t.tokens / 4)}, {1, t.rows}, {3, t.tokens}});
 }
 
 VkPipeline VulkanBackend::attn_prefill_pipe() {
@@ -728,8 +723,8 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
   auto mm = [&](const DeviceMatrix& m, uint32_t epi, VkBuffer x, VkBuffer y, uint32_t ldy, uint32_t y_row0) {
     const uint32_t M = epi == EPI_SWIGLU ? hp_.n_ff : m.M;
     const uint32_t rows = epi == EPI_SWIGLU ? tile.rows / 2 : tile.rows;
-    MmPC pc{M, n, m.base, m.base2, m.nb, ldy, y_row0, pos0, hp_.head_dim, hp_.rope_dim};
-    r.dispatch(mm_pipe(m, epi, tile), {{0, m.buf->buf}, {1, x}, {3, y}, {5, rope_.buf}}, pc, div_up(M, rows),
+    MmPC pc{M, n, m.base, m.base2, m.nb, ldy, y_row0, pos0, hp_.head_dim, hp_.rope_dim, m.K, epi};
+    r.dispatch(mm_pipe(m.dtype, tile), {{0, m.buf->buf}, {1, x}, {3, y}, {5, rope_.buf}}, pc, div_up(M, rows),
                div_up(n, tile.tokens));
   };
   for (uint32_t li = 0; li < hp_.n_layer; ++li) {

@@ -117,7 +117,7 @@ class VulkanBackend final : public Backend {
     uint32_t rows, tokens;  // per workgroup
   };
   MmTile mm_tile(uint32_t n) const;  // the prefill GEMM's tile for a chunk of n tokens
-  VkPipeline mm_pipe(const DeviceMatrix& m, uint32_t epi, MmTile t);
+  VkPipeline mm_pipe(DType dtype, MmTile t);
   VkPipeline attn_prefill_pipe();
   VkPipeline embed_pipe();
   VkPipeline attn_pipe(bool overlap, uint32_t splits);  // decode attention

@@ -59,8 +59,8 @@ class VulkanPrefill : public VulkanTest {
 };
 
 // The mixed quantized model (Q4_K, Q5_0, Q6_K, Q8_0 matrices): lengths that take each tile width
-// (16, 32, 64 tokens), the 64-token and 128-row tiles partly empty, and 600 tokens: two chunks of
-// the default 512, the second attending over the first's cache.
+// (32, 64 tokens), tiles partly empty, and 600 tokens: two chunks of the default 512, the second
+// attending over the first's cache.
 TEST_F(VulkanPrefill, PromptLengthsMatchCpuOnQuantizedModel) {
   auto model = make_tiny_model(TinyTypes{}, 21, false, false, /*n_ctx_train=*/0);
   auto twin = make_tiny_model(TinyTypes{}, 21, false, true, 0);
@@ -86,7 +86,6 @@ TEST_F(VulkanPrefill, TileSwitchesMatchCpu) {
   auto twin = make_tiny_model(TinyTypes{}, 23, false, true);
   const auto toks = random_tokens(45, 384, 33);
   for (const Switches& sw : std::vector<Switches>{{{"prefill_tile_rows", "64"}, {"prefill_tile_tokens", "64"}},
-                                                  {{"prefill_tile_tokens", "16"}},
                                                   {{"prefill_tile_tokens", "32"}, {"prefill_ubatch", "16"}},
                                                   {{"prefill", "stepwise"}}}) {
     Switches s = sw;

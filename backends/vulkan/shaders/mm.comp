@@ -15,9 +15,7 @@
 #endif
 layout(local_size_x_id = 0) in;  // (BM / 8) x (BN / 4)
 layout(constant_id = 1) const uint BM = 128;
-layout(constant_id = 2) const uint K = 256;
 layout(constant_id = 3) const uint BN = 64;
-layout(constant_id = 4) const uint EPI = 0;
 layout(std430, binding = 0) readonly buffer BW { uint wq[]; };
 layout(std430, binding = 1) readonly buffer BX { vec4 x4[]; };  // [N][K], K a multiple of 4
 layout(std430, binding = 3) buffer BY { float y[]; };
@@ -33,10 +31,15 @@ layout(push_constant) uniform PC {
   uint pos0;    // position of token 0 (RoPE)
   uint head_dim;
   uint rope_dim;
+  uint row_len;  // K
+  uint epi;     // EPI_*
 } pc;
+// The row length and the epilogue are push constants, not specialization constants, so that one
+// pipeline per format and tile serves every matrix (each pipeline costs a compile on a cold start).
+#define K pc.row_len
+#define EPI pc.epi
 const uint WG = gl_WorkGroupSize.x;
 const uint RT = BM / 8u;          // threads along the rows
-const uint KB = (K + 31u) / 32u;  // k-steps
 const uint WU = BM * 4u / WG;     // weight eighths a thread loads per step
 const uint XU = BN * 8u / WG;     // input vec4s a thread loads per step
 float xget(uint k) { return 0.0; }
@@ -122,6 +125,7 @@ void main() {
   vec4 acc[8];  // [row slot][token]
   [[unroll]] for (uint i = 0u; i < 8u; ++i) acc[i] = vec4(0.0);
   load_step(0u);
+  const uint KB = (K + 31u) / 32u;  // k-steps
   for (uint kb = 0u; kb < KB; ++kb) {
     store_step(kb);
     barrier();
