@@ -32,7 +32,11 @@ struct AttnPC {
   float scale;
   StageChain::Sync sync;
 };
-struct MmPC { uint32_t M, N, wbase, wbase2, nb, ldy, y_row0, pos0, head_dim, rope_dim, K, epi; };
+struct MmPC { uint32_t M, N, wbase, wbase2, nb, ldy, y_row0, pos0, head_dim, rope_dim, K, epi, splits, part_off, arrived_off; };
+// Prefill GEMM split-K: grids under kMmTargetGroups workgroups split their k-steps; a split keeps
+// at least 2 of them; the scratch holds at most kMmPartFloats partial sums per region.
+constexpr uint32_t kMmTargetGroups = 512, kMmRegions = 3;
+constexpr uint64_t kMmPartFloats = 4ull << 20;
 struct AttnPrefillPC {
   uint32_t N, group, kv_dim, q_dim, pos0;
   float scale;
@@ -161,6 +165,11 @@ const std::vector<SwitchInfo>& switch_table() {
       int_switch("prefill_tile_rows",
         "batched prefill GEMM: weight rows per workgroup",
         128, {64, 128}, "default"),
+      int_switch("prefill_split_k",
+        "batched prefill GEMM: where the tile grid has fewer than 512 workgroups (short chunks, narrow "
+        "matrices), up to this many workgroups share a tile's k-steps; the last to finish adds the partial "
+        "sums in a fixed order and applies the epilogue; 1 = off",
+        8, {1, 2, 4, 8, 16}, "default"),
       int_switch("prefill_tile_tokens",
         "batched prefill GEMM: tokens per workgroup; 0 = 32 for chunks of up to 32 tokens, else 64",
         0, {0, 32, 64}, "default"),
@@ -206,7 +215,7 @@ void VulkanBackend::release_model() {
   layers_.clear();
   for (vk::Buffer* b : {&staging_, &embd_, &out_norm_, &output_, &x_, &xn_, &q_, &att_, &g_, &up_,
                         &logits_, &part_, &rope_, &step_, &readback_, &flags_,
-                        &attn_partial_, &attn_arrived_})
+                        &attn_partial_, &attn_arrived_, &mm_part_, &mm_arrived_})
     ctx_->destroy(*b);
   model_.reset();
   max_ctx_ = 0;
@@ -383,6 +392,7 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   tu.mm_f16 = f16 == "auto" ? ctx_->float16 : f16 == "1";
   tu.mm_rows = static_cast<uint32_t>(sw.integer("prefill_tile_rows"));
   tu.mm_tokens = static_cast<uint32_t>(sw.integer("prefill_tile_tokens"));
+  tu.mm_splits = static_cast<uint32_t>(sw.integer("prefill_split_k"));
 
   max_ctx_ = options.max_context;
   if (hp_.n_ctx_train) max_ctx_ = std::min(max_ctx_, hp_.n_ctx_train);
@@ -461,6 +471,14 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
     attn_partial_ = ctx_->create_buffer(16ull * hp_.n_head * tu.attn_splits * (hp_.head_dim / 4 + 1), false,
                                         "attention partials");
     attn_arrived_ = ctx_->create_buffer(4ull * hp_.n_head, false, "attention arrivals");
+  }
+  if (tu.mm_splits > 1) {
+    // The widest GEMM output (gate and up rows together), in the smallest tiles (64 rows, 32 tokens).
+    const uint64_t rows = std::max({hp_.q_dim(), hp_.kv_dim(), hp_.n_embd, 2 * hp_.n_ff});
+    mm_tiles_ = div_up(rows, 64) * div_up(U, 32);
+    mm_part_floats_ = std::min<uint64_t>(kMmPartFloats, align_up(rows, 128) * align_up(U, 64) * tu.mm_splits);
+    mm_part_ = ctx_->create_buffer(4 * kMmRegions * mm_part_floats_, false, "prefill split-K partial sums");
+    mm_arrived_ = ctx_->create_buffer(4ull * kMmRegions * mm_tiles_, false, "prefill split-K arrivals");
   }
   host_logits_.assign(hp_.n_vocab, 0.0f);
   build_rope_table();
@@ -713,19 +731,30 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
   r.reset();
   r.begin(cmd, queries);
   const uint32_t E = hp_.n_embd, kvd = hp_.kv_dim(), qd = hp_.q_dim();
+  if (mm_arrived_.buf) r.fill_zero(mm_arrived_.buf);  // ordered before the GEMMs by the barrier after embed
   EmbedPC epc{embd_m_.base, embd_m_.nb, kStepWords, hp_.n_vocab};
   const uint32_t units = is_float(embd_m_.dtype) ? embd_m_.K : embd_m_.K / 32;
   r.dispatch(embed_pipe(), {{0, embd_m_.buf->buf}, {3, x_.buf}, {4, step_.buf}}, epc, div_up(units, 64), n);
   r.barrier();
   r.mark("embed", OpGroup::Other, -1);
   const MmTile tile = mm_tile(n);
-  // y row y_row0 + t of token t: 0 for the chunk's buffers, pos0 for the KV cache.
-  auto mm = [&](const DeviceMatrix& m, uint32_t epi, VkBuffer x, VkBuffer y, uint32_t ldy, uint32_t y_row0) {
+  // y row y_row0 + t of token t: 0 for the chunk's buffers, pos0 for the KV cache. GEMMs running
+  // at the same time (no barrier between them) take different split-K regions.
+  auto mm = [&](const DeviceMatrix& m, uint32_t epi, VkBuffer x, VkBuffer y, uint32_t ldy, uint32_t y_row0,
+                uint32_t region) {
     const uint32_t M = epi == EPI_SWIGLU ? hp_.n_ff : m.M;
-    const uint32_t rows = epi == EPI_SWIGLU ? tile.rows / 2 : tile.rows;
-    MmPC pc{M, n, m.base, m.base2, m.nb, ldy, y_row0, pos0, hp_.head_dim, hp_.rope_dim, m.K, epi};
-    r.dispatch(mm_pipe(m.dtype, tile), {{0, m.buf->buf}, {1, x}, {3, y}, {5, rope_.buf}}, pc, div_up(M, rows),
-               div_up(n, tile.tokens));
+    const uint32_t gx = div_up(M, epi == EPI_SWIGLU ? tile.rows / 2 : tile.rows), gy = div_up(n, tile.tokens);
+    const uint64_t tile_floats = uint64_t(tile.rows) * tile.tokens, grid = uint64_t(gx) * gy;
+    uint32_t splits = 1;
+    if (mm_part_.buf) {
+      splits = std::min({tune_.mm_splits, div_up(kMmTargetGroups, grid), std::max(div_up(m.K, 32) / 2, 1u)});
+      while (splits > 1 && grid * tile_floats * splits > mm_part_floats_) --splits;
+    }
+    MmPC pc{M, n, m.base, m.base2, m.nb, ldy, y_row0, pos0, hp_.head_dim, hp_.rope_dim, m.K, epi, splits,
+            static_cast<uint32_t>(region * mm_part_floats_), region * mm_tiles_};
+    r.dispatch(mm_pipe(m.dtype, tile),
+               {{0, m.buf->buf}, {1, x}, {3, y}, {5, rope_.buf}, {6, mm_part_.buf}, {7, mm_arrived_.buf}}, pc, gx, gy,
+               splits);
   };
   for (uint32_t li = 0; li < hp_.n_layer; ++li) {
     const DeviceLayer& l = layers_[li];
@@ -735,9 +764,9 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
     r.barrier();
     r.mark("rms_attn", OpGroup::Rms, L);
     // RoPE in the epilogues; K and V go straight into the cache at positions pos0 + t.
-    mm(l.q, EPI_ROPE, xn_.buf, q_.buf, qd, 0);
-    mm(l.k, EPI_ROPE, xn_.buf, l.kc.buf, kvd, pos0);
-    mm(l.v, EPI_STORE, xn_.buf, l.vc.buf, kvd, pos0);
+    mm(l.q, EPI_ROPE, xn_.buf, q_.buf, qd, 0, 0);
+    mm(l.k, EPI_ROPE, xn_.buf, l.kc.buf, kvd, pos0, 1);
+    mm(l.v, EPI_STORE, xn_.buf, l.vc.buf, kvd, pos0, 2);
     r.barrier();
     r.mark("qkv", OpGroup::Attn, L);
     const uint32_t group = hp_.n_head / hp_.n_head_kv;
@@ -746,16 +775,16 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
                div_up(uint64_t(n) * group, tune_.pa_rows));
     r.barrier();
     r.mark("sdpa", OpGroup::Attn, L);
-    mm(l.o, EPI_ADD, att_.buf, x_.buf, E, 0);
+    mm(l.o, EPI_ADD, att_.buf, x_.buf, E, 0, 0);
     r.barrier();
     r.mark("o", OpGroup::Attn, L);
     r.dispatch(simple_pipe("rmsnorm"), {{1, x_.buf}, {2, l.ffn_norm.buf}, {3, xn_.buf}}, rpc, n);
     r.barrier();
     r.mark("rms_ffn", OpGroup::Rms, L);
-    mm(l.gu, EPI_SWIGLU, xn_.buf, g_.buf, hp_.n_ff, 0);
+    mm(l.gu, EPI_SWIGLU, xn_.buf, g_.buf, hp_.n_ff, 0, 0);
     r.barrier();
     r.mark("gate_up", OpGroup::Ffn, L);
-    mm(l.dn, EPI_ADD, g_.buf, x_.buf, E, 0);
+    mm(l.dn, EPI_ADD, g_.buf, x_.buf, E, 0, 0);
     r.barrier();
     r.mark("down", OpGroup::Ffn, L);
   }

@@ -76,6 +76,7 @@ struct Tuning {
   bool mm_f16 = false;      // prefill GEMM with f16 tiles and products (prefill_f16)
   uint32_t mm_rows = 128;   // prefill GEMM weight rows per workgroup
   uint32_t mm_tokens = 0;   // prefill GEMM tokens per workgroup; 0 = by chunk length
+  uint32_t mm_splits = 8;   // prefill GEMM: most workgroups sharing a tile's k-steps
   uint32_t pa_rows = 16, pa_keys = 16;  // prefill attention: query rows, keys per tile
 };
 
@@ -156,6 +157,11 @@ class VulkanBackend final : public Backend {
   std::vector<DeviceLayer> layers_;
   vk::Buffer x_, xn_, q_, att_, g_, up_, logits_, part_, rope_, step_, readback_, flags_;
   vk::Buffer attn_partial_, attn_arrived_;  // attn_splits > 1
+  // Prefill GEMM split-K scratch: kMmRegions regions (the concurrent q, k, v GEMMs) of
+  // mm_part_floats_ partial sums and mm_tiles_ arrival counters each.
+  vk::Buffer mm_part_, mm_arrived_;
+  uint64_t mm_part_floats_ = 0;
+  uint32_t mm_tiles_ = 0;
   uint32_t logits_rows_ = 4;
   std::vector<float> host_logits_;
   bool logits_fresh_ = false;  // host_logits_ holds the latest step's logits

@@ -80,13 +80,16 @@ TEST_F(VulkanPrefill, EachWeightFormatMatchesCpu) {
   }
 }
 
-// Tile shapes other than the defaults, and chunks of 16 (a 45-token prompt in three).
+// Tile shapes other than the defaults, chunks of 16 (a 45-token prompt in three), split K off and
+// at 2 (the default splits these small grids up to 8 ways: 4 for FFN down's 16 k-steps).
 TEST_F(VulkanPrefill, TileSwitchesMatchCpu) {
   auto model = make_tiny_model(TinyTypes{}, 23);
   auto twin = make_tiny_model(TinyTypes{}, 23, false, true);
   const auto toks = random_tokens(45, 384, 33);
   for (const Switches& sw : std::vector<Switches>{{{"prefill_tile_rows", "64"}, {"prefill_tile_tokens", "64"}},
                                                   {{"prefill_tile_tokens", "32"}, {"prefill_ubatch", "16"}},
+                                                  {{"prefill_split_k", "1"}},
+                                                  {{"prefill_split_k", "2"}, {"prefill_tile_rows", "64"}},
                                                   {{"prefill", "stepwise"}}}) {
     Switches s = sw;
     s["prefill_f16"] = "0";

@@ -8,6 +8,10 @@
 // threads), which for SwiGLU are the gate and up rows of the same 4 features.
 // F16 (devices with shaderFloat16): the tiles are f16 pairs along k, the products f16vec2 FMAs
 // summed over the step's 32 elements, then added into f32 (twice the FMA rate).
+// Split K (grid z = splits > 1, for grids too small to fill the device): each workgroup sums its
+// share of the k-steps and leaves the partial sums in `part`; the last of a tile's workgroups to
+// arrive (counted in `arrived`, which it resets) adds them in split order, so the result does not
+// depend on which one is last, and applies the epilogue.
 // Epilogues: store, add (residual), RoPE (rows in pairs) at cache row y_row0 + n, SwiGLU.
 #include "common.glsl"
 #ifdef F16
@@ -20,6 +24,8 @@ layout(std430, binding = 0) readonly buffer BW { uint wq[]; };
 layout(std430, binding = 1) readonly buffer BX { vec4 x4[]; };  // [N][K], K a multiple of 4
 layout(std430, binding = 3) buffer BY { float y[]; };
 layout(std430, binding = 5) readonly buffer BR { vec2 rope[]; };  // [pos][rope_dim/2] cos,sin
+layout(std430, binding = 6) coherent buffer BP { float part[]; };  // [tile][split][32][WG]
+layout(std430, binding = 7) coherent buffer BA { uint arrived[]; };  // [tile]
 layout(push_constant) uniform PC {
   uint M;       // rows (features for SwiGLU)
   uint N;       // tokens
@@ -33,6 +39,9 @@ layout(push_constant) uniform PC {
   uint rope_dim;
   uint row_len;  // K
   uint epi;     // EPI_*
+  uint splits;
+  uint part_off;  // this dispatch's region of `part` (floats) ...
+  uint arrived_off;  // ... and of `arrived`
 } pc;
 // The row length and the epilogue are push constants, not specialization constants, so that one
 // pipeline per format and tile serves every matrix (each pipeline costs a compile on a cold start).
@@ -54,6 +63,7 @@ shared vec4 xs[32u * BN / 4u];   // [k][token / 4]
 #endif
 
 uint tid, row_base, n0;
+shared bool last_split;
 uint raw[WU][RAW];
 vec4 xr[XU];
 
@@ -124,12 +134,13 @@ void main() {
   n0 = gl_WorkGroupID.y * BN;
   vec4 acc[8];  // [row slot][token]
   [[unroll]] for (uint i = 0u; i < 8u; ++i) acc[i] = vec4(0.0);
-  load_step(0u);
   const uint KB = (K + 31u) / 32u;  // k-steps
-  for (uint kb = 0u; kb < KB; ++kb) {
+  uint z = gl_WorkGroupID.z, kb0 = z * KB / pc.splits, kb1 = (z + 1u) * KB / pc.splits;
+  load_step(kb0);
+  for (uint kb = kb0; kb < kb1; ++kb) {
     store_step(kb);
     barrier();
-    if (kb + 1u < KB) load_step(kb + 1u);
+    if (kb + 1u < kb1) load_step(kb + 1u);
 #ifdef F16
     f16vec2 h[8][4];
     [[unroll]] for (uint i = 0u; i < 8u; ++i) [[unroll]] for (uint j = 0u; j < 4u; ++j) h[i][j] = f16vec2(0.0);
@@ -155,6 +166,23 @@ void main() {
     }
 #endif
     barrier();
+  }
+  if (pc.splits > 1u) {
+    uint tile = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
+    uint pb = pc.part_off + tile * pc.splits * 32u * WG + tid;
+    [[unroll]] for (uint e = 0u; e < 32u; ++e) part[pb + (z * 32u + e) * WG] = acc[e / 4u][e % 4u];
+    memoryBarrierBuffer();
+    barrier();
+    if (tid == 0u) last_split = atomicAdd(arrived[pc.arrived_off + tile], 1u) == pc.splits - 1u;
+    barrier();
+    if (!last_split) return;
+    memoryBarrierBuffer();
+    [[unroll]] for (uint e = 0u; e < 32u; ++e) {
+      float sum = 0.0;
+      for (uint s = 0u; s < pc.splits; ++s) sum += s == z ? acc[e / 4u][e % 4u] : part[pb + (s * 32u + e) * WG];
+      acc[e / 4u][e % 4u] = sum;
+    }
+    if (tid == 0u) arrived[pc.arrived_off + tile] = 0u;
   }
 
   [[unroll]] for (uint j = 0u; j < 4u; ++j) {
