@@ -168,8 +168,9 @@ const std::vector<SwitchInfo>& switch_table() {
       int_switch("prefill_split_k",
         "batched prefill GEMM: where the tile grid has fewer than 512 workgroups (short chunks, narrow "
         "matrices), up to this many workgroups share a tile's k-steps; the last to finish adds the partial "
-        "sums in a fixed order and applies the epilogue; 1 = off",
-        8, {1, 2, 4, 8, 16}, "default"),
+        "sums in a fixed order and applies the epilogue; 1 = off; 0 = 8 on GPUs, off on CPU devices "
+        "(lavapipe), which any grid fills",
+        0, {0, 1, 2, 4, 8, 16}, "default"),
       int_switch("prefill_tile_tokens",
         "batched prefill GEMM: tokens per workgroup; 0 = 32 for chunks of up to 32 tokens, else 64",
         0, {0, 32, 64}, "default"),
@@ -393,6 +394,7 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   tu.mm_rows = static_cast<uint32_t>(sw.integer("prefill_tile_rows"));
   tu.mm_tokens = static_cast<uint32_t>(sw.integer("prefill_tile_tokens"));
   tu.mm_splits = static_cast<uint32_t>(sw.integer("prefill_split_k"));
+  if (tu.mm_splits == 0) tu.mm_splits = ctx_->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1 : 8;
 
   max_ctx_ = options.max_context;
   if (hp_.n_ctx_train) max_ctx_ = std::min(max_ctx_, hp_.n_ctx_train);

@@ -76,7 +76,7 @@ struct Tuning {
   bool mm_f16 = false;      // prefill GEMM with f16 tiles and products (prefill_f16)
   uint32_t mm_rows = 128;   // prefill GEMM weight rows per workgroup
   uint32_t mm_tokens = 0;   // prefill GEMM tokens per workgroup; 0 = by chunk length
-  uint32_t mm_splits = 8;   // prefill GEMM: most workgroups sharing a tile's k-steps
+  uint32_t mm_splits = 1;   // prefill GEMM: most workgroups sharing a tile's k-steps
   uint32_t pa_rows = 16, pa_keys = 16;  // prefill attention: query rows, keys per tile
 };
 

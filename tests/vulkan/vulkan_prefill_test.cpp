@@ -66,7 +66,8 @@ TEST_F(VulkanPrefill, PromptLengthsMatchCpuOnQuantizedModel) {
   auto twin = make_tiny_model(TinyTypes{}, 21, false, true, 0);
   const auto toks = random_tokens(600, 384, 31);
   for (const char* f16 : {"0", "1"})
-    expect_lengths_match(model, twin, toks, {1, 7, 20, 33, 100, 600}, {{"prefill_f16", f16}}, 1024);
+    expect_lengths_match(model, twin, toks, {1, 7, 20, 33, 100, 600}, {{"prefill_f16", f16}, {"prefill_split_k", "8"}},
+                         1024);
 }
 
 // Every other format the GEMM's tile reader decodes: the SoA forms, F16, BF16 and F32
@@ -80,15 +81,16 @@ TEST_F(VulkanPrefill, EachWeightFormatMatchesCpu) {
   }
 }
 
-// Tile shapes other than the defaults, chunks of 16 (a 45-token prompt in three), split K off and
-// at 2 (the default splits these small grids up to 8 ways: 4 for FFN down's 16 k-steps).
+// Tile shapes other than the defaults, chunks of 16 (a 45-token prompt in three), split K at 2
+// and 8 (lavapipe's default is off; at 8 these small grids split 4 ways for q/k/v and o, whose
+// rows of 256 are 8 k-steps, and 8 ways for FFN down).
 TEST_F(VulkanPrefill, TileSwitchesMatchCpu) {
   auto model = make_tiny_model(TinyTypes{}, 23);
   auto twin = make_tiny_model(TinyTypes{}, 23, false, true);
   const auto toks = random_tokens(45, 384, 33);
   for (const Switches& sw : std::vector<Switches>{{{"prefill_tile_rows", "64"}, {"prefill_tile_tokens", "64"}},
                                                   {{"prefill_tile_tokens", "32"}, {"prefill_ubatch", "16"}},
-                                                  {{"prefill_split_k", "1"}},
+                                                  {{"prefill_split_k", "8"}},
                                                   {{"prefill_split_k", "2"}, {"prefill_tile_rows", "64"}},
                                                   {{"prefill", "stepwise"}}}) {
     Switches s = sw;
