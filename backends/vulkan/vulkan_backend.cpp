@@ -500,10 +500,10 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
     for (bool long_ctx : {false, true})
       if (!long_ctx || tu.attn_splits > 1) decode_program(false, logits, long_ctx);
   // Prefill pipelines too (for every chunk length's tile), so that a warm start compiles nothing later.
-  for (uint32_t n : {32u, 64u})
+  for (uint32_t n : tu.stepwise ? std::vector<uint32_t>{} : std::vector<uint32_t>{32u, 64u})
     for (const DeviceLayer& l : layers_)
       for (const DeviceMatrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gu, &l.dn}) mm_pipe(m->dtype, mm_tile(n));
-  attn_prefill_pipe();
+  if (!tu.stepwise) attn_prefill_pipe();
   for (const char* s : {"rmsnorm", "silu_mul"}) simple_pipe(s);
   rec_prefill_ = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 16 + 16);
   cmd_prefill_ = ctx_->allocate_command_buffer();
