@@ -162,6 +162,11 @@ const std::vector<SwitchInfo>& switch_table() {
         "over each 32-element step, then into f32 (twice the FMA rate); auto = when the device has "
         "shaderFloat16",
         "auto", {"auto", "0", "1"}, "default"),
+      bool_switch("prefill_coopmat",
+        "batched prefill GEMM on VK_NV_cooperative_matrix (16x16x16 f16 x f16 -> f32 subgroup matrices: "
+        "tensor cores on NVIDIA) with 64-row tiles; Debian 12's glslc rejects the KHR extension; "
+        "untested where lavapipe runs the suite (it lacks the extension)",
+        false, "opt-in"),
       int_switch("prefill_tile_rows",
         "batched prefill GEMM: weight rows per workgroup",
         128, {64, 128}, "default"),
@@ -391,6 +396,11 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
     throw Error(std::string("vulkan backend: device '") + ctx_->props.deviceName +
                 "' has no shaderFloat16; use prefill_f16=0");
   tu.mm_f16 = f16 == "auto" ? ctx_->float16 : f16 == "1";
+  tu.mm_coopmat = sw.flag("prefill_coopmat");
+  if (tu.mm_coopmat && !ctx_->nv_coopmat)
+    throw Error(std::string("vulkan backend: prefill_coopmat=1 needs VK_NV_cooperative_matrix with 16x16x16 f16 x f16 "
+                            "-> f32 subgroup matrices and subgroups of 32; device '") +
+                ctx_->props.deviceName + "': " + ctx_->nv_coopmat_why);
   tu.mm_rows = static_cast<uint32_t>(sw.integer("prefill_tile_rows"));
   tu.mm_tokens = static_cast<uint32_t>(sw.integer("prefill_tile_tokens"));
   tu.mm_splits = static_cast<uint32_t>(sw.integer("prefill_split_k"));
@@ -578,7 +588,8 @@ VkPipeline VulkanBackend::mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse
 VulkanBackend::MmTile VulkanBackend::mm_tile(uint32_t n) const {
   // No 16-token tile: the weight tiles (the cost of a short chunk) would be the same, with half the
   // threads to load them, and on lavapipe its 8 tile loads per thread compile twice as slowly.
-  MmTile t{tune_.mm_rows, tune_.mm_tokens ? tune_.mm_tokens : n <= 32 ? 32u : 64u};
+  MmTile t{tune_.mm_coopmat ? 64u : tune_.mm_rows, tune_.mm_tokens ? tune_.mm_tokens : n <= 32 ? 32u : 64u};
+  if (tune_.mm_coopmat) return t;  // 26 KiB of shared memory and 64 or 128 threads fit every such device
   // A thread sums 8 rows x 4 tokens; a device short of shared memory or threads gets smaller tiles.
   const auto& lim = ctx_->props.limits;
   const uint64_t elem = tune_.mm_f16 ? 2 : 4;
@@ -592,8 +603,9 @@ VulkanBackend::MmTile VulkanBackend::mm_tile(uint32_t n) const {
 }
 
 VkPipeline VulkanBackend::mm_pipe(DType dtype, MmTile t) {
-  return pipes_->get("mm_" + *dtype_suffix(dtype) + (tune_.mm_f16 ? "_f16" : ""),
-                     {{0, t.rows / 8 * (t.tokens / 4)}, {1, t.rows}, {3, t.tokens}});
+  const char* variant = tune_.mm_coopmat ? "_cm" : tune_.mm_f16 ? "_f16" : "";
+  return pipes_->get("mm_" + *dtype_suffix(dtype) + variant, {{0, t.rows / 8 * (t.tokens / 4)}, {1, t.rows}, {3, t.tokens}},
+                     tune_.mm_coopmat);  // whole subgroups: each multiplies its own block
 }
 
 VkPipeline VulkanBackend::attn_prefill_pipe() {

@@ -74,6 +74,7 @@ struct Tuning {
   bool stepwise = false;    // prefill=stepwise: token by token through the decode step
   uint32_t batch_min = 8;   // shorter prompts go stepwise
   bool mm_f16 = false;      // prefill GEMM with f16 tiles and products (prefill_f16)
+  bool mm_coopmat = false;  // prefill GEMM on NV cooperative matrices (prefill_coopmat)
   uint32_t mm_rows = 128;   // prefill GEMM weight rows per workgroup
   uint32_t mm_tokens = 0;   // prefill GEMM tokens per workgroup; 0 = by chunk length
   uint32_t mm_splits = 1;   // prefill GEMM: most workgroups sharing a tile's k-steps

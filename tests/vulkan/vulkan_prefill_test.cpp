@@ -26,7 +26,7 @@ class VulkanPrefill : public VulkanTest {
   // For each prompt length (a prefix of `tokens`): the CPU's logits after prefill on `ref`
   // (the same weights as F32 where `model` is quantized) against the Vulkan backend's on `model`.
   // f32 tiles are held to the tolerance of the other Vulkan-vs-CPU float comparisons (RMS 1e-4);
-  // f16 tiles (prefill_f16=1) to the quality gate's defaults.
+  // f16 tiles (prefill_f16=1, prefill_coopmat=1) to the quality gate's defaults.
   void expect_lengths_match(std::shared_ptr<const Model> model, std::shared_ptr<const Model> ref,
                             const std::vector<int32_t>& tokens, const std::vector<size_t>& lengths, Switches sw,
                             uint32_t max_context = 256) {
@@ -39,7 +39,8 @@ class VulkanPrefill : public VulkanTest {
     sw.emplace("prefill_batch_min", "1");  // short prompts batched too
     vo.switches = sw;
     vk->load(model, vo);
-    const bool f16 = sw.count("prefill_f16") && sw.at("prefill_f16") == "1";
+    auto on = [&](const char* k) { return sw.count(k) && sw.at(k) == "1"; };
+    const bool f16 = on("prefill_f16") || on("prefill_coopmat");
     const uint32_t n_vocab = model->hparams().n_vocab;
     for (size_t len : lengths) {
       ASSERT_LE(len, tokens.size());
@@ -118,6 +119,33 @@ TEST_F(VulkanPrefill, TinyRandomLlamaPromptLengthsMatchCpu) {
   for (const char* f16 : {"0", "1"})
     expect_lengths_match(model, model, toks, {1, 7, 33, 100, 300}, {{"prefill_f16", f16}, {"prefill_ubatch", "256"}},
                          512);
+}
+
+// prefill_coopmat=1 (NV cooperative matrices) where the device has them; elsewhere (lavapipe) a
+// clear error naming the device and what it lacks.
+TEST_F(VulkanPrefill, CooperativeMatrixGemmMatchesCpuOrIsRefused) {
+  auto model = make_tiny_model(TinyTypes{}, 24, false, false, 0);
+  auto twin = make_tiny_model(TinyTypes{}, 24, false, true, 0);
+  {
+    auto vk = make_vulkan();
+    BackendOptions o;
+    o.switches["prefill_coopmat"] = "1";
+    const std::string err = error_of([&] { vk->load(model, o); });
+    if (!err.empty()) {
+      EXPECT_NE(err.find("prefill_coopmat=1 needs VK_NV_cooperative_matrix"), std::string::npos) << err;
+      EXPECT_NE(err.find("device '"), std::string::npos) << err;
+      GTEST_SKIP() << err;
+    }
+  }
+  const auto toks = random_tokens(600, 384, 37);
+  expect_lengths_match(model, twin, toks, {1, 7, 33, 100, 600}, {{"prefill_coopmat", "1"}, {"prefill_split_k", "8"}},
+                       1024);
+  expect_lengths_match(model, twin, toks, {40}, {{"prefill_coopmat", "1"}, {"prefill_split_k", "1"}}, 1024);
+  for (const TinyTypes& t : {soa_mix(), all_types(DType::F16), all_types(DType::F32)}) {
+    auto m = make_tiny_model(t, 25);
+    auto tw = make_tiny_model(t, 25, false, true);
+    expect_lengths_match(m, tw, toks, {40}, {{"prefill_coopmat", "1"}});
+  }
 }
 
 // The KV cache the batched prefill leaves is the one decode expects: greedy decoding after it

@@ -8,14 +8,22 @@
 // threads), which for SwiGLU are the gate and up rows of the same 4 features.
 // F16 (devices with shaderFloat16): the tiles are f16 pairs along k, the products f16vec2 FMAs
 // summed over the step's 32 elements, then added into f32 (twice the FMA rate).
+// COOPMAT (VK_NV_cooperative_matrix, subgroups of 32): f16 tiles [row][k] and [token][k], each
+// subgroup multiplies a 32 x 32 block as 2 x 2 16x16x16 matrices with f32 sums; the sums go
+// through shared memory into the same per-thread 8 x 4 layout for split K and the epilogue.
 // Split K (grid z = splits > 1, for grids too small to fill the device): each workgroup sums its
 // share of the k-steps and leaves the partial sums in `part`; the last of a tile's workgroups to
 // arrive (counted in `arrived`, which it resets) adds them in split order, so the result does not
 // depend on which one is last, and applies the epilogue.
 // Epilogues: store, add (residual), RoPE (rows in pairs) at cache row y_row0 + n, SwiGLU.
 #include "common.glsl"
-#ifdef F16
+#if defined(F16) || defined(COOPMAT)
 #extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#endif
+#ifdef COOPMAT
+#extension GL_NV_cooperative_matrix : require
+#extension GL_KHR_memory_scope_semantics : require
+#extension GL_KHR_shader_subgroup_basic : require
 #endif
 layout(local_size_x_id = 0) in;  // (BM / 8) x (BN / 4)
 layout(constant_id = 1) const uint BM = 128;
@@ -54,7 +62,12 @@ const uint XU = BN * 8u / WG;     // input vec4s a thread loads per step
 float xget(uint k) { return 0.0; }
 #include "weights.glsl"
 #include "weights_tile.glsl"
-#ifdef F16
+#if defined(COOPMAT)
+const uint LD = 40u;  // row stride of both tiles: 32 k + 8, rows 16-byte aligned on spread banks
+shared float16_t ws[BM * LD];  // [row][k]
+shared float16_t xs[BN * LD];  // [token][k]
+shared float cs[BM * BN];      // [row][token] sums, read back in the thread layout
+#elif defined(F16)
 shared uvec4 ws[16u * BM / 4u];  // [k pair][row / 4], each lane an f16 pair
 shared uvec4 xs[16u * BN / 4u];  // [k pair][token / 4]
 #else
@@ -100,7 +113,13 @@ void store_step(uint kb) {
     tile_row(lr, row, base);
     vec4 lo, hi;
     raw_decode(raw[u], base, pc.nb, row, kb, q, lo, hi);
-#ifdef F16
+#if defined(COOPMAT)
+    uint c = lr * LD + q * 8u;
+    [[unroll]] for (uint e = 0u; e < 4u; ++e) {
+      ws[c + e] = float16_t(lo[e]);
+      ws[c + 4u + e] = float16_t(hi[e]);
+    }
+#elif defined(F16)
     uint c = q * 4u * (BM / 4u) + lr / 4u;
     ws[c][lr % 4u] = packHalf2x16(lo.xy);
     ws[c + BM / 4u][lr % 4u] = packHalf2x16(lo.zw);
@@ -116,7 +135,9 @@ void store_step(uint kb) {
   }
   [[unroll]] for (uint u = 0u; u < XU; ++u) {
     uint i = tid + WG * u, n = i / 8u, c4 = i % 8u;
-#ifdef F16
+#if defined(COOPMAT)
+    [[unroll]] for (uint e = 0u; e < 4u; ++e) xs[n * LD + c4 * 4u + e] = float16_t(xr[u][e]);
+#elif defined(F16)
     uint c = c4 * 2u * (BN / 4u) + n / 4u;
     xs[c][n % 4u] = packHalf2x16(xr[u].xy);
     xs[c + BN / 4u][n % 4u] = packHalf2x16(xr[u].zw);
@@ -134,6 +155,12 @@ void main() {
   n0 = gl_WorkGroupID.y * BN;
   vec4 acc[8];  // [row slot][token]
   [[unroll]] for (uint i = 0u; i < 8u; ++i) acc[i] = vec4(0.0);
+#ifdef COOPMAT
+  // Subgroup sg owns rows r0.. and tokens t0.. of the tile (as many subgroups as 32 x 32 blocks).
+  uint r0 = (gl_SubgroupID % (BM / 32u)) * 32u, t0 = (gl_SubgroupID / (BM / 32u)) * 32u;
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> c00 = fcoopmatNV<32, gl_ScopeSubgroup, 16, 16>(0.0);
+  fcoopmatNV<32, gl_ScopeSubgroup, 16, 16> c01 = c00, c10 = c00, c11 = c00;
+#endif
   const uint KB = (K + 31u) / 32u;  // k-steps
   uint z = gl_WorkGroupID.z, kb0 = z * KB / pc.splits, kb1 = (z + 1u) * KB / pc.splits;
   load_step(kb0);
@@ -141,7 +168,19 @@ void main() {
     store_step(kb);
     barrier();
     if (kb + 1u < kb1) load_step(kb + 1u);
-#ifdef F16
+#if defined(COOPMAT)
+    [[unroll]] for (uint ks = 0u; ks < 32u; ks += 16u) {
+      fcoopmatNV<16, gl_ScopeSubgroup, 16, 16> a0, a1, b0, b1;
+      coopMatLoadNV(a0, ws, r0 * LD + ks, LD, false);
+      coopMatLoadNV(a1, ws, (r0 + 16u) * LD + ks, LD, false);
+      coopMatLoadNV(b0, xs, t0 * LD + ks, LD, true);  // B[k][n] = X[t0 + n][ks + k]: column-major
+      coopMatLoadNV(b1, xs, (t0 + 16u) * LD + ks, LD, true);
+      c00 = coopMatMulAddNV(a0, b0, c00);
+      c01 = coopMatMulAddNV(a0, b1, c01);
+      c10 = coopMatMulAddNV(a1, b0, c10);
+      c11 = coopMatMulAddNV(a1, b1, c11);
+    }
+#elif defined(F16)
     f16vec2 h[8][4];
     [[unroll]] for (uint i = 0u; i < 8u; ++i) [[unroll]] for (uint j = 0u; j < 4u; ++j) h[i][j] = f16vec2(0.0);
     for (uint kp = 0u; kp < 16u; ++kp) {
@@ -167,6 +206,17 @@ void main() {
 #endif
     barrier();
   }
+#ifdef COOPMAT
+  coopMatStoreNV(c00, cs, r0 * BN + t0, BN, false);
+  coopMatStoreNV(c01, cs, r0 * BN + t0 + 16u, BN, false);
+  coopMatStoreNV(c10, cs, (r0 + 16u) * BN + t0, BN, false);
+  coopMatStoreNV(c11, cs, (r0 + 16u) * BN + t0 + 16u, BN, false);
+  barrier();
+  [[unroll]] for (uint i = 0u; i < 8u; ++i) {
+    uint c = ((i / 4u) * (BM / 2u) + tr * 4u + i % 4u) * BN + tn * 4u;
+    acc[i] = vec4(cs[c], cs[c + 1u], cs[c + 2u], cs[c + 3u]);
+  }
+#endif
   if (pc.splits > 1u) {
     uint tile = gl_WorkGroupID.y * gl_NumWorkGroups.x + gl_WorkGroupID.x;
     uint pb = pc.part_off + tile * pc.splits * 32u * WG + tid;
