@@ -67,11 +67,14 @@ if [ -f "$M" ] && [ "$BACKEND" = vulkan ]; then
   pp "$PP" batched --opt prefill=batched
   pp "$PP" stepwise --opt prefill=stepwise
   pp "$PP" f32-tiles --opt prefill_f16=0
+  pp "$PP" coopmat --opt prefill_coopmat=1
+  pp "$PP" coopmat-no-split-k --opt prefill_coopmat=1 --opt prefill_split_k=1
   pp "$PP" no-split-k --opt prefill_split_k=1
   pp "$PP" tile-rows64 --opt prefill_tile_rows=64
   pp "$PP" chunk256 --opt prefill_ubatch=256
   pp 32 batched --opt prefill=batched
   pp 32 stepwise --opt prefill=stepwise
+  pp 32 coopmat --opt prefill_coopmat=1
   pp 8 batched --opt prefill=batched
   pp 8 stepwise --opt prefill=stepwise
   pp 1 default
@@ -111,6 +114,7 @@ EOF
 if [ -f "$M" ] && [ "$BACKEND" = vulkan ]; then
   timeline default
   timeline f32-tiles --opt prefill_f16=0
+  timeline coopmat --opt prefill_coopmat=1
 elif [ -f "$M" ]; then
   timeline default
   timeline opt-ins --opt prefill_splitk=1 --opt prefill_attn_group=4
