@@ -71,6 +71,15 @@ TEST_F(VulkanPrefill, PromptLengthsMatchCpuOnQuantizedModel) {
                          1024);
 }
 
+// Groups of 3 query heads per KV head (as Llama 3.2 3B's): attention workgroups of 16 query rows
+// then start and end mid-token; and queries of 384 wider than n_embd (the O GEMM's rows of 384).
+TEST_F(VulkanPrefill, GroupsOfThreeMatchCpu) {
+  auto model = make_tiny_model(TinyTypes{}, 26, false, false, 256, /*n_head=*/6);
+  auto twin = make_tiny_model(TinyTypes{}, 26, false, true, 256, 6);
+  const auto toks = random_tokens(100, 384, 38);
+  expect_lengths_match(model, twin, toks, {1, 7, 33, 100}, {{"prefill_f16", "0"}, {"prefill_split_k", "8"}});
+}
+
 // Every other format the GEMM's tile reader decodes: the SoA forms, F16, BF16 and F32
 // (whose 32-element steps may end past the row).
 TEST_F(VulkanPrefill, EachWeightFormatMatchesCpu) {
