@@ -26,9 +26,11 @@ namespace p64::vk {
   X(vkCreateDevice)                              \
   X(vkGetDeviceProcAddr)
 
+// Instance entries that may be absent (null): debug utils, VK_NV_cooperative_matrix.
 #define P64_VK_DEBUG_FUNCS(X)        \
   X(vkCreateDebugUtilsMessengerEXT)  \
-  X(vkDestroyDebugUtilsMessengerEXT)
+  X(vkDestroyDebugUtilsMessengerEXT) \
+  X(vkGetPhysicalDeviceCooperativeMatrixPropertiesNV)
 
 #define P64_VK_DEVICE_FUNCS(X)        \
   X(vkDestroyDevice)                  \

@@ -241,8 +241,27 @@ void Context::pick_device(const std::string& spec) {
   a.vkEnumerateDeviceExtensionProperties(phys, nullptr, &ne, nullptr);
   std::vector<VkExtensionProperties> ep(ne);
   if (ne) a.vkEnumerateDeviceExtensionProperties(phys, nullptr, &ne, ep.data());
-  for (const auto& e : ep)
+  bool nv_ext = false;
+  for (const auto& e : ep) {
     if (std::strcmp(e.extensionName, "VK_KHR_cooperative_matrix") == 0) cooperative_matrix = true;
+    if (std::strcmp(e.extensionName, VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME) == 0) nv_ext = true;
+  }
+  nv_coopmat_why = "the extension is not offered";
+  if (nv_ext && a.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV) {
+    uint32_t nc = 0;
+    a.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(phys, &nc, nullptr);
+    std::vector<VkCooperativeMatrixPropertiesNV> cp(nc, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_NV});
+    if (nc) a.vkGetPhysicalDeviceCooperativeMatrixPropertiesNV(phys, &nc, cp.data());
+    bool shape = false;
+    for (const auto& c : cp)
+      shape |= c.MSize == 16 && c.NSize == 16 && c.KSize == 16 && c.AType == VK_COMPONENT_TYPE_FLOAT16_NV &&
+               c.BType == VK_COMPONENT_TYPE_FLOAT16_NV && c.CType == VK_COMPONENT_TYPE_FLOAT32_NV &&
+               c.DType == VK_COMPONENT_TYPE_FLOAT32_NV && c.scope == VK_SCOPE_SUBGROUP_NV;
+    nv_coopmat_why = !shape ? "it lists no 16x16x16 f16 x f16 -> f32 subgroup shape"
+                     : min_subgroup != 32 || max_subgroup != 32 ? "subgroups are not 32 invocations"
+                                                                 : "";
+    nv_coopmat = nv_coopmat_why.empty();
+  }
 }
 
 void Context::create_device() {
@@ -259,17 +278,41 @@ void Context::create_device() {
   queue_family = static_cast<uint32_t>(family);
   timestamp_bits = qf[family].timestampValidBits;
 
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
   const bool v13 = props.apiVersion >= VK_API_VERSION_1_3;
-  if (v13) {
-    f2.pNext = &f13;
-    a.vkGetPhysicalDeviceFeatures2(phys, &f2);
-  }
+  f2.pNext = &f12;
+  if (v13) f12.pNext = &f13;
+  a.vkGetPhysicalDeviceFeatures2(phys, &f2);
   VkPhysicalDeviceVulkan13Features want13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   full_subgroups = v13 && f13.subgroupSizeControl && f13.computeFullSubgroups;
   want13.subgroupSizeControl = full_subgroups ? VK_TRUE : VK_FALSE;
   want13.computeFullSubgroups = full_subgroups ? VK_TRUE : VK_FALSE;
+  // f16 arithmetic for the prefill GEMM's f16 variant (prefill_f16).
+  VkPhysicalDeviceVulkan12Features want12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  float16 = f12.shaderFloat16 == VK_TRUE;
+  want12.shaderFloat16 = f12.shaderFloat16;
+  if (v13) want12.pNext = &want13;
+  // The prefill GEMM's cooperative-matrix variant (prefill_coopmat).
+  VkPhysicalDeviceCooperativeMatrixFeaturesNV nvcm{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+  std::vector<const char*> exts;
+  if (nv_coopmat) {
+    VkPhysicalDeviceCooperativeMatrixFeaturesNV have{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_NV};
+    VkPhysicalDeviceFeatures2 q2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    q2.pNext = &have;
+    a.vkGetPhysicalDeviceFeatures2(phys, &q2);
+    if (!have.cooperativeMatrix) nv_coopmat_why = "its cooperativeMatrix feature is off";
+    else if (!f12.vulkanMemoryModel || !float16) nv_coopmat_why = "vulkanMemoryModel or shaderFloat16 is missing";
+    nv_coopmat = nv_coopmat_why.empty();
+  }
+  if (nv_coopmat) {
+    exts.push_back(VK_NV_COOPERATIVE_MATRIX_EXTENSION_NAME);
+    nvcm.cooperativeMatrix = VK_TRUE;
+    nvcm.pNext = want12.pNext;
+    want12.pNext = &nvcm;
+    want12.vulkanMemoryModel = VK_TRUE;
+  }
 
   float prio = 1.0f;
   VkDeviceQueueCreateInfo qci{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
@@ -277,7 +320,9 @@ void Context::create_device() {
   qci.queueCount = 1;
   qci.pQueuePriorities = &prio;
   VkDeviceCreateInfo dci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  dci.pNext = v13 ? &want13 : nullptr;
+  dci.pNext = &want12;
+  dci.enabledExtensionCount = static_cast<uint32_t>(exts.size());
+  dci.ppEnabledExtensionNames = exts.data();
   dci.queueCreateInfoCount = 1;
   dci.pQueueCreateInfos = &qci;
   check(a.vkCreateDevice(phys, &dci, nullptr, &device), "vkCreateDevice");

@@ -60,6 +60,11 @@ class Context {
   bool subgroup_arithmetic = false;  // compute stage has subgroup add/max
   bool full_subgroups = false;       // computeFullSubgroups + subgroupSizeControl enabled
   bool cooperative_matrix = false;   // VK_KHR_cooperative_matrix advertised (not used yet)
+  bool float16 = false;              // shaderFloat16, enabled on the device when present
+  // VK_NV_cooperative_matrix with 16x16x16 f16 x f16 -> f32 subgroup matrices, subgroups of 32
+  // and the Vulkan memory model (its shaders declare it): all enabled when present.
+  bool nv_coopmat = false;
+  std::string nv_coopmat_why;        // why nv_coopmat is false
   uint32_t timestamp_bits = 0;       // of the compute queue; 0 = no timestamps
   uint64_t device_local_bytes = 0;   // largest device-local heap
 

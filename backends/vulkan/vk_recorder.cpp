@@ -38,7 +38,7 @@ void Recorder::begin(VkCommandBuffer cmd, VkQueryPool queries) {
 void Recorder::end() { check(api().vkEndCommandBuffer(cmd_), "vkEndCommandBuffer"); }
 
 void Recorder::dispatch_raw(VkPipeline pipe, std::initializer_list<Binding> b, const void* pc, uint32_t pc_bytes,
-                            uint32_t gx, uint32_t gy) {
+                            uint32_t gx, uint32_t gy, uint32_t gz) {
   Api& a = api();
   VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
   ai.descriptorPool = pool_;
@@ -65,7 +65,7 @@ void Recorder::dispatch_raw(VkPipeline pipe, std::initializer_list<Binding> b, c
   uint8_t bytes[kPushBytes] = {};
   std::memcpy(bytes, pc, pc_bytes);
   a.vkCmdPushConstants(cmd_, pipes_.layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushBytes, bytes);
-  a.vkCmdDispatch(cmd_, gx, gy, 1);
+  a.vkCmdDispatch(cmd_, gx, gy, gz);
 }
 
 void Recorder::barrier() {

@@ -34,12 +34,13 @@ class Recorder {
   void reset();
 
   template <typename PC>
-  void dispatch(VkPipeline pipe, std::initializer_list<Binding> b, const PC& pc, uint32_t gx, uint32_t gy = 1) {
+  void dispatch(VkPipeline pipe, std::initializer_list<Binding> b, const PC& pc, uint32_t gx, uint32_t gy = 1,
+                uint32_t gz = 1) {
     static_assert(sizeof(PC) <= kPushBytes);
-    dispatch_raw(pipe, b, &pc, sizeof(PC), gx, gy);
+    dispatch_raw(pipe, b, &pc, sizeof(PC), gx, gy, gz);
   }
   void dispatch_raw(VkPipeline pipe, std::initializer_list<Binding> b, const void* pc, uint32_t pc_bytes, uint32_t gx,
-                    uint32_t gy);
+                    uint32_t gy, uint32_t gz = 1);
   void barrier();               // compute/transfer writes -> compute/transfer reads and writes
   void barrier_to_host();       // device writes -> host reads after the fence
   void copy(VkBuffer src, VkBuffer dst, uint64_t bytes);

@@ -32,10 +32,17 @@ struct AttnPC {
   float scale;
   StageChain::Sync sync;
 };
-struct MmPC { uint32_t M, N, wbase, nb, ldy; };
+struct MmPC { uint32_t M, N, wbase, wbase2, nb, ldy, y_row0, pos0, head_dim, rope_dim, K, epi, splits, part_off, arrived_off; };
+// Prefill GEMM split-K: grids under kMmTargetGroups workgroups split their k-steps; a split keeps
+// at least 2 of them; the scratch holds at most kMmPartFloats partial sums per region.
+constexpr uint32_t kMmTargetGroups = 512, kMmRegions = 3;
+constexpr uint64_t kMmPartFloats = 4ull << 20;
+struct AttnPrefillPC {
+  uint32_t N, group, kv_dim, q_dim, pos0;
+  float scale;
+};
 struct EmbedPC { uint32_t wbase, nb, tok_off, n_vocab; };
 struct RmsPC { uint32_t K; float eps; };
-struct RopePC { uint32_t q_dim, kv_dim, head_dim, rope_dim, pos0; };
 struct CountPC { uint32_t n; };
 struct ArgmaxPC {
   uint32_t n;
@@ -138,9 +145,40 @@ const std::vector<SwitchInfo>& switch_table() {
       bool_switch("pipeline_cache",
         "persist the pipeline cache under $XDG_CACHE_HOME/p64lab",
         true, "default"),
+      enum_switch("prefill",
+        "batched: the prompt as chunks of T-token matrices (tiled GEMMs dequantizing each weight tile once "
+        "for the chunk's tokens, one causal attention dispatch per layer); stepwise: token by token through "
+        "the decode step",
+        "batched", {"batched", "stepwise"}, "default"),
       int_range_switch("prefill_ubatch",
-        "prefill tokens recorded per command buffer",
+        "prefill tokens per batched chunk (one command buffer each)",
         512, 16, 4096, "default"),
+      int_range_switch("prefill_batch_min",
+        "prompts shorter than this many tokens go token by token through the decode step (the batched "
+        "pass reads every weight tile for a handful of tokens); 1: every prompt batched",
+        8, 1, 64, "default"),
+      enum_switch("prefill_f16",
+        "batched prefill GEMM: weight and input tiles as f16 in shared memory, products as f16 pairs summed "
+        "over each 32-element step, then into f32 (twice the FMA rate); auto = when the device has "
+        "shaderFloat16",
+        "auto", {"auto", "0", "1"}, "default"),
+      bool_switch("prefill_coopmat",
+        "batched prefill GEMM on VK_NV_cooperative_matrix (16x16x16 f16 x f16 -> f32 subgroup matrices: "
+        "tensor cores on NVIDIA) with 64-row tiles; Debian 12's glslc rejects the KHR extension; "
+        "untested where lavapipe runs the suite (it lacks the extension)",
+        false, "opt-in"),
+      int_switch("prefill_tile_rows",
+        "batched prefill GEMM: weight rows per workgroup",
+        128, {64, 128}, "default"),
+      int_switch("prefill_split_k",
+        "batched prefill GEMM: where the tile grid has fewer than 512 workgroups (short chunks, narrow "
+        "matrices), up to this many workgroups share a tile's k-steps; the last to finish adds the partial "
+        "sums in a fixed order and applies the epilogue; 1 = off; 0 = 8 on GPUs, off on CPU devices "
+        "(lavapipe), which any grid fills",
+        0, {0, 1, 2, 4, 8, 16}, "default"),
+      int_switch("prefill_tile_tokens",
+        "batched prefill GEMM: tokens per workgroup; 0 = 32 for chunks of up to 32 tokens, else 64",
+        0, {0, 32, 64}, "default"),
   };
   return t;
 }
@@ -181,9 +219,9 @@ void VulkanBackend::release_model() {
     for (vk::Buffer* b : {&l.attn_norm, &l.ffn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.gate_up, &l.down, &l.kc, &l.vc})
       ctx_->destroy(*b);
   layers_.clear();
-  for (vk::Buffer* b : {&staging_, &embd_, &out_norm_, &output_, &x_, &xn_, &q_, &kb_, &vb_, &att_, &g_, &up_,
+  for (vk::Buffer* b : {&staging_, &embd_, &out_norm_, &output_, &x_, &xn_, &q_, &att_, &g_, &up_,
                         &logits_, &part_, &rope_, &step_, &readback_, &flags_,
-                        &attn_partial_, &attn_arrived_})
+                        &attn_partial_, &attn_arrived_, &mm_part_, &mm_arrived_})
     ctx_->destroy(*b);
   model_.reset();
   max_ctx_ = 0;
@@ -351,6 +389,22 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   tu.pipeline_cache = sw.flag("pipeline_cache");
   tu.fence_poll = sw.flag("fence_poll");
   tu.ubatch = static_cast<uint32_t>(sw.integer("prefill_ubatch"));
+  tu.stepwise = sw.text("prefill") == "stepwise";
+  tu.batch_min = static_cast<uint32_t>(sw.integer("prefill_batch_min"));
+  const std::string& f16 = sw.text("prefill_f16");
+  if (f16 == "1" && !ctx_->float16)
+    throw Error(std::string("vulkan backend: device '") + ctx_->props.deviceName +
+                "' has no shaderFloat16; use prefill_f16=0");
+  tu.mm_f16 = f16 == "auto" ? ctx_->float16 : f16 == "1";
+  tu.mm_coopmat = sw.flag("prefill_coopmat");
+  if (tu.mm_coopmat && !ctx_->nv_coopmat)
+    throw Error(std::string("vulkan backend: prefill_coopmat=1 needs VK_NV_cooperative_matrix with 16x16x16 f16 x f16 "
+                            "-> f32 subgroup matrices and subgroups of 32; device '") +
+                ctx_->props.deviceName + "': " + ctx_->nv_coopmat_why);
+  tu.mm_rows = static_cast<uint32_t>(sw.integer("prefill_tile_rows"));
+  tu.mm_tokens = static_cast<uint32_t>(sw.integer("prefill_tile_tokens"));
+  tu.mm_splits = static_cast<uint32_t>(sw.integer("prefill_split_k"));
+  if (tu.mm_splits == 0) tu.mm_splits = ctx_->props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1 : 8;
 
   max_ctx_ = options.max_context;
   if (hp_.n_ctx_train) max_ctx_ = std::min(max_ctx_, hp_.n_ctx_train);
@@ -359,6 +413,21 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   if (hp_.head_dim > 512 || hp_.head_dim % 4 || hp_.rope_dim % 2 || hp_.rope_dim > hp_.head_dim)
     throw Error(model_->source() + ": head_dim " + std::to_string(hp_.head_dim) + " / rope_dim " +
                 std::to_string(hp_.rope_dim) + " not supported by the Vulkan backend");
+  // Prefill attention tile: the most query rows and keys whose shared arrays fit (8 threads a row).
+  {
+    const uint64_t row_bytes = 16ull * (hp_.head_dim / 4 + 1), limit = ctx_->props.limits.maxComputeSharedMemorySize;
+    const uint32_t max_threads = ctx_->props.limits.maxComputeWorkGroupInvocations;
+    tu.pa_rows = tu.pa_keys = 0;
+    for (auto [rows, keys] : {std::pair{32u, 32u}, {32u, 16u}, {16u, 16u}, {16u, 8u}, {8u, 8u}, {4u, 4u}})
+      if (row_bytes * (rows + 2 * keys) + 4ull * rows * keys <= limit && rows * 8 <= max_threads) {
+        tu.pa_rows = rows;
+        tu.pa_keys = keys;
+        break;
+      }
+    if (tu.pa_rows == 0)
+      throw Error(model_->source() + ": head_dim " + std::to_string(hp_.head_dim) + " needs more shared memory than device '" +
+                  ctx_->props.deviceName + "' has for the prefill attention");
+  }
 
   // Refuse early when the model plainly cannot fit, rather than half-way through the upload.
   const uint64_t kv_bytes = 2ull * hp_.n_layer * max_ctx_ * hp_.kv_dim() * 4;
@@ -400,11 +469,9 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   x_ = ctx_->create_buffer(4ull * U * hp_.n_embd, false, "residual stream");
   xn_ = ctx_->create_buffer(4ull * U * hp_.n_embd, false, "normed input");
   q_ = ctx_->create_buffer(4ull * U * hp_.q_dim(), false, "queries");
-  kb_ = ctx_->create_buffer(4ull * U * hp_.kv_dim(), false, "prefill keys");
-  vb_ = ctx_->create_buffer(4ull * U * hp_.kv_dim(), false, "prefill values");
   att_ = ctx_->create_buffer(4ull * U * hp_.q_dim(), false, "attention output");
   g_ = ctx_->create_buffer(4ull * U * hp_.n_ff, false, "ffn gate");
-  up_ = ctx_->create_buffer(4ull * U * hp_.n_ff, false, "ffn up");
+  up_ = ctx_->create_buffer(4ull * hp_.n_ff, false, "ffn up");  // decode with fused_gate_up=0
   logits_rows_ = std::max<uint32_t>(tu.rows, 4);
   logits_ = ctx_->create_buffer(4ull * hp_.n_vocab, false, "logits");
   part_ = ctx_->create_buffer(8ull * div_up(hp_.n_vocab, logits_rows_), false, "argmax partials");
@@ -416,6 +483,14 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
     attn_partial_ = ctx_->create_buffer(16ull * hp_.n_head * tu.attn_splits * (hp_.head_dim / 4 + 1), false,
                                         "attention partials");
     attn_arrived_ = ctx_->create_buffer(4ull * hp_.n_head, false, "attention arrivals");
+  }
+  if (tu.mm_splits > 1) {
+    // The widest GEMM output (gate and up rows together), in the smallest tiles (64 rows, 32 tokens).
+    const uint64_t rows = std::max({hp_.q_dim(), hp_.kv_dim(), hp_.n_embd, 2 * hp_.n_ff});
+    mm_tiles_ = div_up(rows, 64) * div_up(U, 32);
+    mm_part_floats_ = std::min<uint64_t>(kMmPartFloats, align_up(rows, 128) * align_up(U, 64) * tu.mm_splits);
+    mm_part_ = ctx_->create_buffer(4 * kMmRegions * mm_part_floats_, false, "prefill split-K partial sums");
+    mm_arrived_ = ctx_->create_buffer(4ull * kMmRegions * mm_tiles_, false, "prefill split-K arrivals");
   }
   host_logits_.assign(hp_.n_vocab, 0.0f);
   build_rope_table();
@@ -434,14 +509,12 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   for (bool logits : {false, true})
     for (bool long_ctx : {false, true})
       if (!long_ctx || tu.attn_splits > 1) decode_program(false, logits, long_ctx);
-  // Prefill pipelines too, so that a warm start compiles nothing later.
-  for (const DeviceLayer& l : layers_)
-    for (const DeviceMatrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gu, &l.dn}) {
-      mm_pipe(*m, EPI_STORE);
-      mm_pipe(*m, EPI_ADD);
-    }
-  attn_pipe(false, 0);
-  for (const char* s : {"rmsnorm", "rope_kv", "silu_mul"}) simple_pipe(s);
+  // Prefill pipelines too (for every chunk length's tile), so that a warm start compiles nothing later.
+  for (uint32_t n : tu.stepwise ? std::vector<uint32_t>{} : std::vector<uint32_t>{32u, 64u})
+    for (const DeviceLayer& l : layers_)
+      for (const DeviceMatrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gu, &l.dn}) mm_pipe(m->dtype, mm_tile(n));
+  if (!tu.stepwise) attn_prefill_pipe();
+  for (const char* s : {"rmsnorm", "silu_mul"}) simple_pipe(s);
   rec_prefill_ = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 16 + 16);
   cmd_prefill_ = ctx_->allocate_command_buffer();
   report_.pipelines_ms = pipes_->create_ms() - pipes_before;
@@ -512,15 +585,38 @@ VkPipeline VulkanBackend::mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse
                      tune_.subgroups);
 }
 
-VkPipeline VulkanBackend::mm_pipe(const DeviceMatrix& m, uint32_t epi) {
-  return pipes_->get("mm_" + *dtype_suffix(m.dtype), {{2, m.K}, {4, epi}});
+VulkanBackend::MmTile VulkanBackend::mm_tile(uint32_t n) const {
+  // No 16-token tile: the weight tiles (the cost of a short chunk) would be the same, with half the
+  // threads to load them, and on lavapipe its 8 tile loads per thread compile twice as slowly.
+  MmTile t{tune_.mm_coopmat ? 64u : tune_.mm_rows, tune_.mm_tokens ? tune_.mm_tokens : n <= 32 ? 32u : 64u};
+  if (tune_.mm_coopmat) return t;  // 26 KiB of shared memory and 64 or 128 threads fit every such device
+  // A thread sums 8 rows x 4 tokens; a device short of shared memory or threads gets smaller tiles.
+  const auto& lim = ctx_->props.limits;
+  const uint64_t elem = tune_.mm_f16 ? 2 : 4;
+  auto fits = [&] {
+    return 32 * (t.rows + t.tokens) * elem <= lim.maxComputeSharedMemorySize &&
+           t.rows / 8 * (t.tokens / 4) <= lim.maxComputeWorkGroupInvocations;
+  };
+  while (!fits() && t.rows > 64) t.rows /= 2;
+  while (!fits() && t.tokens > 32) t.tokens /= 2;
+  return t;
+}
+
+VkPipeline VulkanBackend::mm_pipe(DType dtype, MmTile t) {
+  const char* variant = tune_.mm_coopmat ? "_cm" : tune_.mm_f16 ? "_f16" : "";
+  return pipes_->get("mm_" + *dtype_suffix(dtype) + variant, {{0, t.rows / 8 * (t.tokens / 4)}, {1, t.rows}, {3, t.tokens}},
+                     tune_.mm_coopmat);  // whole subgroups: each multiplies its own block
+}
+
+VkPipeline VulkanBackend::attn_prefill_pipe() {
+  return pipes_->get("attn_prefill", {{0, tune_.pa_rows * 8}, {1, tune_.pa_rows}, {2, hp_.head_dim}, {3, tune_.pa_keys}});
 }
 
 VkPipeline VulkanBackend::embed_pipe() { return pipes_->get("embed_" + *dtype_suffix(embd_m_.dtype), {{2, embd_m_.K}}); }
 
 VkPipeline VulkanBackend::attn_pipe(bool overlap, uint32_t splits) {
   return pipes_->get(std::string(tune_.subgroups ? "attn_sg" : "attn") + (overlap ? "_ov" : ""),
-                     {{0, 128}, {1, splits ? 1u : 0u}, {2, hp_.head_dim}, {3, std::max<uint32_t>(splits, 1)},
+                     {{0, 128}, {2, hp_.head_dim}, {3, splits},
                       {4, tune_.attn_value_batch}},
                      tune_.subgroups);
 }
@@ -649,14 +745,30 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
   r.reset();
   r.begin(cmd, queries);
   const uint32_t E = hp_.n_embd, kvd = hp_.kv_dim(), qd = hp_.q_dim();
+  if (mm_arrived_.buf) r.fill_zero(mm_arrived_.buf);  // ordered before the GEMMs by the barrier after embed
   EmbedPC epc{embd_m_.base, embd_m_.nb, kStepWords, hp_.n_vocab};
   const uint32_t units = is_float(embd_m_.dtype) ? embd_m_.K : embd_m_.K / 32;
   r.dispatch(embed_pipe(), {{0, embd_m_.buf->buf}, {3, x_.buf}, {4, step_.buf}}, epc, div_up(units, 64), n);
   r.barrier();
   r.mark("embed", OpGroup::Other, -1);
-  auto mm = [&](const DeviceMatrix& m, uint32_t base, uint32_t epi, VkBuffer x, VkBuffer y, uint32_t ldy) {
-    MmPC pc{m.M, n, base, m.nb, ldy};
-    r.dispatch(mm_pipe(m, epi), {{0, m.buf->buf}, {1, x}, {3, y}}, pc, div_up(m.M, 64), div_up(n, 64));
+  const MmTile tile = mm_tile(n);
+  // y row y_row0 + t of token t: 0 for the chunk's buffers, pos0 for the KV cache. GEMMs running
+  // at the same time (no barrier between them) take different split-K regions.
+  auto mm = [&](const DeviceMatrix& m, uint32_t epi, VkBuffer x, VkBuffer y, uint32_t ldy, uint32_t y_row0,
+                uint32_t region) {
+    const uint32_t M = epi == EPI_SWIGLU ? hp_.n_ff : m.M;
+    const uint32_t gx = div_up(M, epi == EPI_SWIGLU ? tile.rows / 2 : tile.rows), gy = div_up(n, tile.tokens);
+    const uint64_t tile_floats = uint64_t(tile.rows) * tile.tokens, grid = uint64_t(gx) * gy;
+    uint32_t splits = 1;
+    if (mm_part_.buf) {
+      splits = std::min({tune_.mm_splits, div_up(kMmTargetGroups, grid), std::max(div_up(m.K, 32) / 2, 1u)});
+      while (splits > 1 && grid * tile_floats * splits > mm_part_floats_) --splits;
+    }
+    MmPC pc{M, n, m.base, m.base2, m.nb, ldy, y_row0, pos0, hp_.head_dim, hp_.rope_dim, m.K, epi, splits,
+            static_cast<uint32_t>(region * mm_part_floats_), region * mm_tiles_};
+    r.dispatch(mm_pipe(m.dtype, tile),
+               {{0, m.buf->buf}, {1, x}, {3, y}, {5, rope_.buf}, {6, mm_part_.buf}, {7, mm_arrived_.buf}}, pc, gx, gy,
+               splits);
   };
   for (uint32_t li = 0; li < hp_.n_layer; ++li) {
     const DeviceLayer& l = layers_[li];
@@ -665,35 +777,28 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
     r.dispatch(simple_pipe("rmsnorm"), {{1, x_.buf}, {2, l.attn_norm.buf}, {3, xn_.buf}}, rpc, n);
     r.barrier();
     r.mark("rms_attn", OpGroup::Rms, L);
-    mm(l.q, l.q.base, EPI_STORE, xn_.buf, q_.buf, qd);
-    mm(l.k, l.k.base, EPI_STORE, xn_.buf, kb_.buf, kvd);
-    mm(l.v, l.v.base, EPI_STORE, xn_.buf, vb_.buf, kvd);
+    // RoPE in the epilogues; K and V go straight into the cache at positions pos0 + t.
+    mm(l.q, EPI_ROPE, xn_.buf, q_.buf, qd, 0, 0);
+    mm(l.k, EPI_ROPE, xn_.buf, l.kc.buf, kvd, pos0, 1);
+    mm(l.v, EPI_STORE, xn_.buf, l.vc.buf, kvd, pos0, 2);
     r.barrier();
     r.mark("qkv", OpGroup::Attn, L);
-    RopePC ppc{qd, kvd, hp_.head_dim, hp_.rope_dim, pos0};
-    r.dispatch(simple_pipe("rope_kv"),
-               {{0, l.kc.buf}, {1, kb_.buf}, {2, vb_.buf}, {3, q_.buf}, {5, rope_.buf}, {6, l.vc.buf}}, ppc, n);
-    r.barrier();
-    r.mark("rope_kv_write", OpGroup::Attn, L);
-    AttnPC apc{hp_.head_dim, hp_.n_head / hp_.n_head_kv, kvd, qd, pos0, 1.0f / std::sqrt(float(hp_.head_dim))};
-    r.dispatch(attn_pipe(false, 0), {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}, {4, step_.buf}}, apc,
-               hp_.n_head, n);
+    const uint32_t group = hp_.n_head / hp_.n_head_kv;
+    AttnPrefillPC apc{n, group, kvd, qd, pos0, 1.0f / std::sqrt(float(hp_.head_dim))};
+    r.dispatch(attn_prefill_pipe(), {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}}, apc, hp_.n_head_kv,
+               div_up(uint64_t(n) * group, tune_.pa_rows));
     r.barrier();
     r.mark("sdpa", OpGroup::Attn, L);
-    mm(l.o, l.o.base, EPI_ADD, att_.buf, x_.buf, E);
+    mm(l.o, EPI_ADD, att_.buf, x_.buf, E, 0, 0);
     r.barrier();
     r.mark("o", OpGroup::Attn, L);
     r.dispatch(simple_pipe("rmsnorm"), {{1, x_.buf}, {2, l.ffn_norm.buf}, {3, xn_.buf}}, rpc, n);
     r.barrier();
     r.mark("rms_ffn", OpGroup::Rms, L);
-    mm(l.gu, l.gu.base, EPI_STORE, xn_.buf, g_.buf, hp_.n_ff);
-    mm(l.gu, l.gu.base2, EPI_STORE, xn_.buf, up_.buf, hp_.n_ff);
-    r.barrier();
-    CountPC cpc{n * hp_.n_ff};
-    r.dispatch(simple_pipe("silu_mul"), {{2, up_.buf}, {3, g_.buf}}, cpc, div_up(uint64_t(n) * hp_.n_ff, 256));
+    mm(l.gu, EPI_SWIGLU, xn_.buf, g_.buf, hp_.n_ff, 0, 0);
     r.barrier();
     r.mark("gate_up", OpGroup::Ffn, L);
-    mm(l.dn, l.dn.base, EPI_ADD, g_.buf, x_.buf, E);
+    mm(l.dn, EPI_ADD, g_.buf, x_.buf, E, 0, 0);
     r.barrier();
     r.mark("down", OpGroup::Ffn, L);
   }
@@ -741,7 +846,7 @@ void VulkanBackend::emit_spans(const vk::Recorder& r, bool prefill, int32_t step
   }
 }
 
-int32_t VulkanBackend::run_decode(int32_t token, int32_t pos, bool want_logits) {
+int32_t VulkanBackend::run_decode(int32_t token, int32_t pos, bool want_logits, bool prefill_step) {
   check_position(pos, 1);
   if (token < 0 || static_cast<uint32_t>(token) >= hp_.n_vocab)
     throw Error("vulkan backend: token id " + std::to_string(token) + " outside the vocabulary of " +
@@ -758,7 +863,7 @@ int32_t VulkanBackend::run_decode(int32_t token, int32_t pos, bool want_logits) 
   if (tune_.overlap && s[3] != 0)
     throw DeviceError("Vulkan (overlap=1): a decode dispatch waited too long for the one before it; this device "
                       "does not start dispatches in order, so run it with overlap=0");
-  if (rec) emit_spans(*rec, false, pos);
+  if (rec) emit_spans(*rec, prefill_step, pos);
   if (want_logits) std::memcpy(host_logits_.data(), readback_.mapped, 4ull * hp_.n_vocab);
   logits_fresh_ = want_logits;
   return static_cast<int32_t>(s[2]);
@@ -800,6 +905,16 @@ int32_t VulkanBackend::prefill(std::span<const int32_t> tokens, int32_t pos) {
     if (t < 0 || static_cast<uint32_t>(t) >= hp_.n_vocab)
       throw Error("vulkan backend: token id " + std::to_string(t) + " outside the vocabulary of " +
                   std::to_string(hp_.n_vocab));
+  if (!tune_.stepwise && tokens.size() >= tune_.batch_min) return prefill_batched(tokens, pos);
+  // prefill=stepwise (or a short prompt): token by token through the pre-recorded decode step.
+  int32_t id = 0;
+  for (size_t i = 0; i < tokens.size(); ++i) id = run_decode(tokens[i], pos + static_cast<int32_t>(i), false, true);
+  return id;
+}
+
+// prefill=batched: chunks of prefill_ubatch tokens, each one command buffer
+// (record_prefill_chunk); only the last token's argmax comes back.
+int32_t VulkanBackend::prefill_batched(std::span<const int32_t> tokens, int32_t pos) {
   auto* s = static_cast<uint32_t*>(step_.mapped);
   const bool timed = sink_ && queries_;
   for (size_t done = 0; done < tokens.size();) {

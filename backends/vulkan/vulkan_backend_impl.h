@@ -71,6 +71,14 @@ struct Tuning {
   bool pipeline_cache = true;
   bool fence_poll = false;  // decode steps wait by polling the fence
   uint32_t ubatch = 512;    // prefill tokens per recorded batch
+  bool stepwise = false;    // prefill=stepwise: token by token through the decode step
+  uint32_t batch_min = 8;   // shorter prompts go stepwise
+  bool mm_f16 = false;      // prefill GEMM with f16 tiles and products (prefill_f16)
+  bool mm_coopmat = false;  // prefill GEMM on NV cooperative matrices (prefill_coopmat)
+  uint32_t mm_rows = 128;   // prefill GEMM weight rows per workgroup
+  uint32_t mm_tokens = 0;   // prefill GEMM tokens per workgroup; 0 = by chunk length
+  uint32_t mm_splits = 1;   // prefill GEMM: most workgroups sharing a tile's k-steps
+  uint32_t pa_rows = 16, pa_keys = 16;  // prefill attention: query rows, keys per tile
 };
 
 class VulkanBackend final : public Backend {
@@ -108,9 +116,14 @@ class VulkanBackend final : public Backend {
   uint32_t mv_tpr(const DeviceMatrix& m, uint32_t epi) const;  // threads per row for this matrix
   bool mv_wide_fits(const DeviceMatrix& m, uint32_t epi, uint32_t x_off) const;
   VkPipeline mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse_norm, uint32_t x_off, bool overlap);
-  VkPipeline mm_pipe(const DeviceMatrix& m, uint32_t epi);
+  struct MmTile {
+    uint32_t rows, tokens;  // per workgroup
+  };
+  MmTile mm_tile(uint32_t n) const;  // the prefill GEMM's tile for a chunk of n tokens
+  VkPipeline mm_pipe(DType dtype, MmTile t);
+  VkPipeline attn_prefill_pipe();
   VkPipeline embed_pipe();
-  VkPipeline attn_pipe(bool overlap, uint32_t splits);  // splits 0: prefill (positions from the push constants)
+  VkPipeline attn_pipe(bool overlap, uint32_t splits);  // decode attention
   VkPipeline simple_pipe(const char* name);
 
   // Recording.
@@ -126,7 +139,8 @@ class VulkanBackend final : public Backend {
   void record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, uint32_t n, uint32_t pos0, bool last,
                             VkQueryPool queries);
   void rec_logits(vk::Recorder& r, StageChain& ch, VkBuffer x, uint32_t x_off);
-  int32_t run_decode(int32_t token, int32_t pos, bool want_logits);
+  int32_t run_decode(int32_t token, int32_t pos, bool want_logits, bool prefill_step = false);
+  int32_t prefill_batched(std::span<const int32_t> tokens, int32_t pos);
   void emit_spans(const vk::Recorder& r, bool prefill, int32_t step);
   void check_position(int32_t pos, size_t n) const;
 
@@ -143,8 +157,13 @@ class VulkanBackend final : public Backend {
   vk::Buffer dummy_, staging_, embd_, out_norm_, output_;
   DeviceMatrix embd_m_, output_m_;
   std::vector<DeviceLayer> layers_;
-  vk::Buffer x_, xn_, q_, kb_, vb_, att_, g_, up_, logits_, part_, rope_, step_, readback_, flags_;
+  vk::Buffer x_, xn_, q_, att_, g_, up_, logits_, part_, rope_, step_, readback_, flags_;
   vk::Buffer attn_partial_, attn_arrived_;  // attn_splits > 1
+  // Prefill GEMM split-K scratch: kMmRegions regions (the concurrent q, k, v GEMMs) of
+  // mm_part_floats_ partial sums and mm_tiles_ arrival counters each.
+  vk::Buffer mm_part_, mm_arrived_;
+  uint64_t mm_part_floats_ = 0;
+  uint32_t mm_tiles_ = 0;
   uint32_t logits_rows_ = 4;
   std::vector<float> host_logits_;
   bool logits_fresh_ = false;  // host_logits_ holds the latest step's logits

@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
-# The CUDA batched prefill on the GPU machine: its tests (GEMM per weight format, prefill vs
-# the CPU backend, decode after prefill), then pp512 on `p64 synth --preset llama-3.2-3b
-# --quant Q4_K_M` with prefill=stepwise vs prefill=batched, one timeline of the batched
-# prefill split by op, and greedy text after either prefill. Three files go to $OUT
-# (tests.log; runs.log, every other log appended; summary.txt); the summary is printed last.
+# The batched prefill of the CUDA or Vulkan backend on the GPU machine: its tests (GEMM per
+# weight format, prefill vs the CPU backend, decode after prefill), then pp512 on `p64 synth
+# --preset llama-3.2-3b --quant Q4_K_M` with prefill=stepwise vs prefill=batched and the
+# backend's prefill switches, one timeline of the batched prefill split by op, and greedy text
+# after either prefill. Three files go to $OUT (tests.log; runs.log, every other log appended;
+# summary.txt); the summary is printed last.
 #
-# Env: BIN (folder with p64 and p64_cuda_tests; default .dev/prefill-run), OUT (default
-# ./gpu-out), MODELS (scratch for the generated model; default /tmp/p64-models),
-# P64_SHARED_DIR (test models; default $BIN/shared), PP (prompt tokens; default 512).
+# Env: BACKEND (cuda, the default, or vulkan), BIN (folder with p64 and p64_<backend>_tests;
+# default .dev/prefill-run), OUT (default ./gpu-out), MODELS (scratch for the generated model;
+# default /tmp/p64-models), P64_SHARED_DIR (test models; default $BIN/shared), PP (prompt
+# tokens; default 512).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 BIN=${BIN:-.dev/prefill-run}
 OUT=${OUT:-$PWD/gpu-out}
 MODELS=${MODELS:-/tmp/p64-models}
 PP=${PP:-512}
+BACKEND=${BACKEND:-cuda}
+[ "$BACKEND" = vulkan ] && source scripts/gpu/vulkan-loader.sh
 export P64_SHARED_DIR=${P64_SHARED_DIR:-$PWD/$BIN/shared}
 mkdir -p "$OUT" "$MODELS"
 P64="$BIN/p64"
@@ -28,8 +32,13 @@ keep() { for f in "$@"; do echo "==== $(basename "$f")" >>"$LOG"; cat "$f" >>"$L
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader | sed 's/^/gpu: /' >>"$TABLE"
 
 # 1. tests (each prints its start, so a hang names itself)
-timeout "${TEST_TIMEOUT:-150}" "$BIN/p64_cuda_tests" \
-  --gtest_filter='*PrefillGemm*:CudaPrefill*:CudaQuality.*:CudaBackend.*' >"$OUT/tests.log" 2>&1
+if [ "$BACKEND" = vulkan ]; then
+  timeout "${TEST_TIMEOUT:-150}" "$BIN/p64_vulkan_tests" --gtest_filter='VulkanPrefill*:VulkanQuality.*:VulkanBackendTest.*' \
+    >"$OUT/tests.log" 2>&1
+else
+  timeout "${TEST_TIMEOUT:-150}" "$BIN/p64_cuda_tests" \
+    --gtest_filter='*PrefillGemm*:CudaPrefill*:CudaQuality.*:CudaBackend.*' >"$OUT/tests.log" 2>&1
+fi
 row "tests: exit $? | $(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ tests?[,.]' "$OUT/tests.log" | tr '\n' ' ')"
 grep -E '^\[  FAILED  \]' "$OUT/tests.log" | head -20 >>"$TABLE"
 grep -E '^batched prefill|^decode after prefill' "$OUT/tests.log" | sed 's/^/  /' >>"$TABLE"
@@ -48,13 +57,29 @@ fi
 pp() {  # pp PROMPT_TOKENS TAG SWITCHES...
   local n=$1 tag=$2
   shift 2
-  timeout 120 "$P64" decode-proxy "$M" --backend cuda --prompt-tokens "$n" --tokens 1 --runs 3 --warmup 1 \
+  timeout 120 "$P64" decode-proxy "$M" --backend "$BACKEND" --prompt-tokens "$n" --tokens 1 --runs 3 --warmup 1 \
     --no-store "$@" >"$W/pp${n}_$tag.log" 2>&1
   local rc=$?
   row "pp$n $tag: exit $rc | prefill tok/s $(grep -E '^  prefill tok/s' "$W/pp${n}_$tag.log" | sed 's/^  prefill tok\/s *//')"
   keep "$W/pp${n}_$tag.log"
 }
-if [ -f "$M" ]; then
+if [ -f "$M" ] && [ "$BACKEND" = vulkan ]; then
+  pp "$PP" batched --opt prefill=batched
+  pp "$PP" stepwise --opt prefill=stepwise
+  pp "$PP" f32-tiles --opt prefill_f16=0
+  pp "$PP" coopmat --opt prefill_coopmat=1
+  pp "$PP" coopmat-no-split-k --opt prefill_coopmat=1 --opt prefill_split_k=1
+  pp "$PP" no-split-k --opt prefill_split_k=1
+  pp "$PP" tile-rows64 --opt prefill_tile_rows=64
+  pp "$PP" chunk256 --opt prefill_ubatch=256
+  pp 32 batched --opt prefill=batched
+  pp 32 stepwise --opt prefill=stepwise
+  pp 32 coopmat --opt prefill_coopmat=1
+  pp 8 batched --opt prefill=batched
+  pp 8 stepwise --opt prefill=stepwise
+  pp 1 default
+  pp 2048 batched --opt prefill=batched
+elif [ -f "$M" ]; then
   pp "$PP" batched --opt prefill=batched
   pp "$PP" stepwise --opt prefill=stepwise
   pp "$PP" batched-chunk256 --opt prefill=batched --opt prefill_chunk=256
@@ -68,7 +93,7 @@ fi
 timeline() {  # timeline TAG SWITCHES...
   local tag=$1
   shift
-  timeout 90 "$P64" timeline "$M" --backend cuda --prompt-tokens "$PP" --tokens 2 --trace "$W/trace_$tag.json" \
+  timeout 90 "$P64" timeline "$M" --backend "$BACKEND" --prompt-tokens "$PP" --tokens 2 --trace "$W/trace_$tag.json" \
     --no-store "$@" >"$W/timeline_$tag.log" 2>&1
   row "timeline $tag: exit $? | $(grep -E 'prefill of' "$W/timeline_$tag.log" | tr -s ' ')"
   keep "$W/timeline_$tag.log"
@@ -86,7 +111,11 @@ print("  prefill spans: " + ", ".join(f"{k} {v/1e3:.2f} ms ({100*v/tot:.0f}%)" f
 EOF
   fi
 }
-if [ -f "$M" ]; then
+if [ -f "$M" ] && [ "$BACKEND" = vulkan ]; then
+  timeline default
+  timeline f32-tiles --opt prefill_f16=0
+  timeline coopmat --opt prefill_coopmat=1
+elif [ -f "$M" ]; then
   timeline default
   timeline opt-ins --opt prefill_splitk=1 --opt prefill_attn_group=4
 fi
@@ -96,7 +125,7 @@ gen() {  # gen NAME MODEL_ARGS...
   local name=$1
   shift
   for mode in batched stepwise; do
-    timeout 60 "$P64" generate "$@" --backend cuda --temp 0 --tokens 48 --opt prefill=$mode \
+    timeout 60 "$P64" generate "$@" --backend "$BACKEND" --temp 0 --tokens 48 --opt prefill=$mode \
       --prompt "Once upon a time, there was a little girl named Lily. She loved to play outside with her friends in the park near her house. One day" \
       >"$W/gen_${name}_$mode.txt" 2>"$W/gen_${name}_$mode.err"
   done

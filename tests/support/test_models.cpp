@@ -38,12 +38,12 @@ TinyTypes cpu_rows_mix() { return packed_mix(dtype_interleaved_of); }
 TinyTypes soa_mix() { return packed_mix(dtype_soa_of); }
 
 std::shared_ptr<const Model> make_tiny_model(const TinyTypes& types, uint64_t seed, bool tied, bool dequantized_twin,
-                                             uint32_t n_ctx_train) {
+                                             uint32_t n_ctx_train, uint32_t n_head) {
   HParams hp;
   hp.name = "test-tiny";
   hp.n_embd = 256;
   hp.n_layer = 2;
-  hp.n_head = 4;
+  hp.n_head = n_head;
   hp.n_head_kv = 2;
   hp.head_dim = 64;
   hp.n_ff = 512;

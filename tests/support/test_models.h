@@ -19,9 +19,11 @@ struct TinyTypes {
 // row-interleaved ones with interleave_rows.
 // `dequantized_twin`: the same quantized values stored back as F32 (dequantize_row), so a
 // float reference sees exactly the weights the quantized kernels read.
-// `n_ctx_train` 0: no trained context to cap max_context by.
+// `n_ctx_train` 0: no trained context to cap max_context by. `n_head` query heads share the 2 KV
+// heads (6: groups of 3, as Llama 3.2 3B's, and queries wider than n_embd).
 std::shared_ptr<const Model> make_tiny_model(const TinyTypes& types, uint64_t seed, bool tied = false,
-                                             bool dequantized_twin = false, uint32_t n_ctx_train = 256);
+                                             bool dequantized_twin = false, uint32_t n_ctx_train = 256,
+                                             uint32_t n_head = 4);
 TinyTypes all_types(DType t);
 TinyTypes soa_mix();  // the mixed model with Q4_K/Q6_K/Q8_0 in their SoA forms
 TinyTypes cpu_rows_mix();  // the mixed model with every type in its row-interleaved (CPU) form

@@ -1,19 +1,18 @@
 #version 450
-// Causal attention of one query head and one token per workgroup, over the KV cache of one
-// layer. Positions are taken WG at a time with an online softmax (running max and sum), so
+// Decode attention of one query head per workgroup (the step's position from the step buffer),
+// over the KV cache of one layer. Positions are taken WG at a time with an online softmax (running max and sum), so
 // no score buffer is needed and any context length works with fixed shared memory.
 // Scores: one position per thread, its key row read as HD/4 independent 16-byte loads (all in
 // flight at once). Values: groups of HD/4 threads each take every NG-th position, one 16-byte
 // slice of the row per thread, VB positions' loads issued before their multiply-adds; the
 // groups' partial outputs are summed at the end. Short contexts are bound by memory latency,
 // not bandwidth, so what matters is how many loads are in flight, not how few.
-// SPLITS > 1 (decode): SPLITS workgroups share a head's positions (flash-decoding); each leaves
+// SPLITS > 1: SPLITS workgroups share a head's positions (flash-decoding); each leaves
 // its running max, sum and unnormalised output in `partial`, and the last to arrive (counted in
 // `arrived`, which it resets) merges them, so long contexts need no second dispatch.
 #include "common.glsl"
 #include "overlap.glsl"
 layout(local_size_x_id = 0) in;
-layout(constant_id = 1) const bool STEP_POS = true;
 layout(constant_id = 2) const uint HD = 128;  // head_dim, a multiple of 4 up to 4 * WG
 layout(constant_id = 3) const uint SPLITS = 1;
 layout(constant_id = 4) const uint VB = 4;  // positions whose value loads a group issues at once
@@ -40,13 +39,13 @@ shared bool last_split;
 #include "reduce.glsl"
 void main() {
   uint tid = gl_LocalInvocationID.x;
-  uint h = gl_WorkGroupID.x / SPLITS, sp = gl_WorkGroupID.x % SPLITS, n = gl_WorkGroupID.y;
-  uint pos = STEP_POS ? step[1] : pc.pos0 + n;
+  uint h = gl_WorkGroupID.x / SPLITS, sp = gl_WorkGroupID.x % SPLITS;
+  uint pos = step[1];
   uint per = (pos + SPLITS) / SPLITS;  // positions per split, of pos + 1
   uint t0 = min(pos + 1u, sp * per), T = min(pos + 1u, t0 + per);
   ov_wait(pc.ov_wait, pc.ov_target);
   uint row4 = pc.kv_dim / 4u, kvo4 = (h / pc.group) * D4;
-  if (tid < D4) qsh[tid] = q[(n * pc.q_dim + h * HD) / 4u + tid] * pc.scale;
+  if (tid < D4) qsh[tid] = q[h * D4 + tid] * pc.scale;
   barrier();
   uint g = tid / D4, d4 = tid % D4;
   float m = -1.0 / 0.0, l = 0.0;
@@ -88,7 +87,7 @@ void main() {
   vec4 sum = vec4(0.0);
   if (tid < D4)
     for (uint j = 0u; j < NG; ++j) sum += part[j * D4 + tid];
-  uint out4 = (n * pc.q_dim + h * HD) / 4u + tid;
+  uint out4 = h * D4 + tid;
   if (SPLITS == 1u) {
     if (tid < D4) o[out4] = sum / l;
   } else {

@@ -5,7 +5,8 @@
 //   DQ32 types: void dq32(base, nb, row, kb, out float v[32]) contiguous elements kb*32..+31
 //   float types: float w_at(base, row, k)
 // `base` is the tensor's byte offset in the buffer, `nb` the tensor's total block count (SoA
-// arrays are laid out back to back, engine/quant/quant.h), K the row length (spec constant).
+// arrays are laid out back to back, engine/quant/quant.h), K the row length (a specialization
+// constant, or a push constant in mm.comp).
 // Unaligned 32-bit read (offset even), used by the 2-byte-aligned AoS blocks.
 uint rd_u32u(uint off) {
   uint a = off >> 2;
