@@ -61,6 +61,7 @@ struct Switches {
   int attn_grid{};      // split blocks per kv head; 0: one per possible split
   int attn_splits{};    // splits in use per kv head at most; 0: attn_chunk positions each at any depth
   bool attn_lanes{};
+  bool attn_stream{};
   int combine_batch{};  // splits the attention combine loads before merging them
   bool rms_batched{};
   int argmax_batch{};
@@ -145,6 +146,12 @@ const std::vector<SwitchInfo>& switch_table() {
         "flash-decoding split kernel with a lane per cached position: each lane dots a whole K row "
         "(16-byte loads) with every q head of its group, no shuffle per dot product; the V pass as before "
         "(f16 KV cache, head_dim 32/64/128/256; else the warp-row kernel)",
+        false, "opt-in"),
+      bool_switch("attn_stream",
+        "flash-decoding split kernel that streams the KV cache through shared memory: each warp keeps two "
+        "tiles of 32 cached positions (K and V rows) in flight by cp.async while it works on the oldest, and "
+        "the grid is one block per split, attn_splits blocks per kv head (0: the multiprocessors shared "
+        "among the kv heads) (f16 KV cache, head_dim 32/64/128; else the kernels above)",
         false, "opt-in"),
       int_switch("combine_batch",
         "attention combine: the partials (max, sum, weighted V) of this many splits are loaded before "
@@ -249,6 +256,7 @@ Switches parse_switches(const BackendOptions& o) {
   s.attn_grid = v.integer("attn_grid");
   s.attn_splits = v.integer("attn_splits");
   s.attn_lanes = v.flag("attn_lanes");
+  s.attn_stream = v.flag("attn_stream");
   s.qkv_rope = v.flag("qkv_rope");
   s.combine_batch = v.integer("combine_batch");
   s.rms_batched = v.flag("rms_batched");
@@ -835,6 +843,8 @@ void CudaBackend::enqueue_step() {
     a.grid_splits = sw_.attn_grid;
     a.max_splits = sw_.attn_splits;
     a.lanes = sw_.attn_lanes;
+    a.stream_kv = sw_.attn_stream && attention_stream_supported(a);
+    if (a.stream_kv && a.max_splits <= 0) a.max_splits = std::max(1, multiprocessors_ / a.n_head_kv);
     a.combine_batch = sw_.combine_batch;
     a.early = sw_.attn_early;
     a.part_m = d_part_m_;

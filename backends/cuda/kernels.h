@@ -138,6 +138,7 @@ struct AttnLaunch {
   int grid_splits;           // split blocks launched per kv head (each walks every grid_splits-th split); 0: all
   int max_splits = 0;        // attn_splits: splits in use per kv head at most (chunk grows with the context); 0: chunk fixed
   bool lanes = false;        // attn_lanes: a lane per cached position (f16 cache, head_dim 32/64/128/256); else the warp-row kernel
+  bool stream_kv = false;    // attn_stream: cached tiles streamed through shared memory (f16 cache, head_dim 32/64/128; max_splits > 0)
   float* part_m;             // [n_head * max_splits]
   float* part_l;
   float* part_acc;           // [n_head * max_splits * head_dim]
@@ -154,6 +155,8 @@ struct AttnLaunch {
 int attention_max_splits(int max_ctx, int chunk);
 void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream);      // split pass (and merge, tail_counter set)
 void launch_attention_combine(const AttnLaunch& a, cudaStream_t stream);     // merge pass
+bool attention_stream_supported(const AttnLaunch& a);                         // attn_stream runs this cache and head size
+void launch_attention_stream(const AttnLaunch& a, cudaStream_t stream);       // attention_stream.cu
 
 
 // ---- sample.cu

@@ -163,16 +163,24 @@ TEST_P(CudaAttention, SplitAndCombineMatchSoftmaxAttention) {
   for (int grid : {0, 3})
   for (int most : {0, 3})  // attn_splits: at most 3 splits in use, each a longer run of positions
   for (bool lanes : {false, true})  // attn_lanes: a lane per position (f16 caches; others fall back)
+  for (bool stream : {false, true})  // attn_stream: tiles through shared memory (its own grid: one block per split)
   for (int batch : {1, 8})
   for (bool early : {false, true})
   for (bool tail : {false, true}) {
   if (tail && c.D % 32 != 0) continue;
   if (lanes && (batch != 8 || early)) continue;  // the lane kernel has no early round; one combine suffices
-  SCOPED_TRACE("grid_splits " + std::to_string(grid) + " max_splits " + std::to_string(most) + " lanes " + std::to_string(lanes) + " combine_batch " + std::to_string(batch) + " early " +
+  const bool stream_runs = c.f16 && (c.D == 32 || c.D == 64 || c.D == 128);
+  if (stream && (!stream_runs || grid != 0 || lanes)) continue;
+  // attn_stream needs a split count: 1 puts the whole context in one block (a warp refills its ring)
+  const int splits_in_use = stream && most == 0 ? 1 : most;
+  SCOPED_TRACE("grid_splits " + std::to_string(grid) + " max_splits " + std::to_string(splits_in_use) + " lanes " + std::to_string(lanes) +
+               " stream " + std::to_string(stream) + " combine_batch " + std::to_string(batch) + " early " +
                std::to_string(early) + " tail " + std::to_string(tail));
   a.grid_splits = grid;
-  a.max_splits = most;
+  a.max_splits = splits_in_use;
   a.lanes = lanes;
+  a.stream_kv = stream;
+  ASSERT_EQ(cuda::attention_stream_supported(a), stream_runs);
   a.combine_batch = batch;
   a.early = early;
   a.tail_counter = tail ? arrivals.get() : nullptr;

@@ -1,6 +1,6 @@
 // The decode-step switches that change how kernels are launched, fused and fed (pdl, fuse_norm,
 // gemv_regs, l2_prefetch, gemv_fill, combine_batch, rms_batched, argmax_batch, attn_early,
-// gemv_prologue, attn_splits, attn_lanes)
+// gemv_prologue, attn_splits, attn_lanes, attn_stream)
 // against the CPU reference, through the graph replay that decode-proxy times and through the
 // eager path the timeline uses; the timeline also shows that the fused step really drops the
 // separate norm and quantization kernels.
@@ -53,7 +53,9 @@ const std::map<std::string, std::string> kVariants[] = {
     {{"attn_tail_combine", "1"}, {"attn_grid", "16"}, {"combine_batch", "1"}},
     {{"attn_splits", "2"}}, {{"attn_splits", "2"}, {"graphs", "0"}}, {{"attn_splits", "2"}, {"attn_tail_combine", "1"}},
     {{"attn_lanes", "1"}}, {{"attn_lanes", "1"}, {"attn_splits", "2"}, {"graphs", "0"}},
-    {{"attn_lanes", "1"}, {"attn_splits", "2"}, {"attn_tail_combine", "1"}}};
+    {{"attn_lanes", "1"}, {"attn_splits", "2"}, {"attn_tail_combine", "1"}},
+    {{"attn_stream", "1"}}, {{"attn_stream", "1"}, {"attn_splits", "2"}, {"graphs", "0"}},
+    {{"attn_stream", "1"}, {"attn_tail_combine", "1"}}, {{"attn_stream", "1"}, {"attn_early", "0"}}};
 
 std::string describe(const std::map<std::string, std::string>& sw) {
   std::string s;
