@@ -26,6 +26,6 @@ for r in rows:
         continue
     dec_ns = r["avg_ns"] - pp[(r["n_prompt"], r["flash_attn"])]
     tok_s = n / (dec_ns / 1e9) if dec_ns > 0 else float("nan")
-    print(f"llama.cpp depth {r['n_prompt']} fa{r['flash_attn']} tg{n}: {tok_s:7.1f} tok/s "
+    print(f"llama.cpp depth {r['n_prompt']} fa{int(r['flash_attn'])} tg{n}: {tok_s:7.1f} tok/s "
           f"(pg {r['avg_ns']/1e6:.1f} ms - pp {pp[(r['n_prompt'], r['flash_attn'])]/1e6:.1f} ms)")
 EOF
