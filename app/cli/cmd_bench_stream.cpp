@@ -50,7 +50,8 @@ void run(const Args& a) {
     for (const auto& r : res.rows)
       out["rows"].push_back({{"variant", r.variant}, {"bytes", r.bytes}, {"us_median", r.us_median},
                              {"us_min", r.us_min}, {"us_max", r.us_max}, {"gbs", r.gbs()},
-                             {"share_of_ceiling", r.gbs() / ceiling}});
+                             {"share_of_ceiling", r.gbs() / ceiling}, {"arrival_spread_us", r.arrival_spread_us},
+                             {"release_after_last_us", r.release_after_last_us}, {"block_wait_us", r.block_wait_us}});
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
@@ -62,6 +63,12 @@ void run(const Args& a) {
   for (const auto& r : res.rows)
     std::printf("%-40s %9.1f %10.1f (%6.1f-%6.1f) %8.0f %6.1f%%\n", r.variant.c_str(), r.bytes / 1e6, r.us_median,
                 r.us_min, r.us_max, r.gbs(), 100.0 * r.gbs() / ceiling);
+  std::printf("barriers, one probed chain (%%globaltimer, mean per barrier): first to last block's arrival, last arrival "
+              "to the blocks' mean leave, a block's mean wait\n");
+  for (const auto& r : res.rows)
+    if (r.block_wait_us >= 0)
+      std::printf("  %-38s %7.2f us %7.2f us %7.2f us\n", r.variant.c_str(), r.arrival_spread_us, r.release_after_last_us,
+                  r.block_wait_us);
   std::printf("streamed outputs vs launched: %lld compared, %lld bit-identical, largest difference %.3g of the "
               "matrix's largest output\n",
               static_cast<long long>(res.compared), static_cast<long long>(res.identical), res.max_rel_diff);

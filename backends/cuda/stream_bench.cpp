@@ -60,6 +60,31 @@ GemvChainRow time_chain(const std::string& variant, uint64_t bytes, const GemvCh
   return GemvChainRow{variant, bytes, us[us.size() / 2], us.front(), us.back()};
 }
 
+// The probed chain's barrier clocks ([barriers][blocks][arrive, leave] in ns) summed up in `row`.
+void account_barriers(const DeviceBuffer& probe, int barriers, int blocks, GemvChainRow& row) {
+  if (barriers <= 0) return;
+  std::vector<uint64_t> t(size_t(barriers) * size_t(blocks) * 2);
+  P64_CUDA_CHECK(cudaMemcpy(t.data(), probe.get(), t.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+  double spread = 0, after_last = 0, wait = 0;
+  for (int k = 0; k < barriers; ++k) {
+    const uint64_t* b = t.data() + size_t(k) * blocks * 2;
+    uint64_t first = UINT64_MAX, last = 0;
+    double leave = 0, inside = 0;
+    for (int i = 0; i < blocks; ++i) {
+      first = std::min(first, b[2 * i]);
+      last = std::max(last, b[2 * i]);
+      leave += double(b[2 * i + 1]);
+      inside += double(b[2 * i + 1]) - double(b[2 * i]);
+    }
+    spread += double(last - first);
+    after_last += leave / blocks - double(last);
+    wait += inside / blocks;
+  }
+  row.arrival_spread_us = spread / barriers / 1e3;
+  row.release_after_last_us = after_last / barriers / 1e3;
+  row.block_wait_us = wait / barriers / 1e3;
+}
+
 // Adds the streamed outputs' agreement with the launched ones to `res`.
 void compare(const std::vector<float>& launched, const std::vector<float>& streamed,
              const std::vector<StreamMatrixShape>& shapes, GemvChainResult& res) {
@@ -190,8 +215,10 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
   int64_t max_n = 0;
   for (const StreamMatrixShape& sh : shapes) max_n = std::max(max_n, sh.n);
   l.max_n = max_n;
+  DeviceBuffer probe(size_t(std::max<int64_t>(1, l.nops - 1)) * size_t(sms) * 2 * sizeof(uint64_t));
   auto run_streamed = [&](const StreamedCopy& copy, const std::string& name, int ring, bool barriers, bool bulk,
-                          bool weights = true, bool stage = false) {
+                          bool weights = true, bool stage = false, bool red = false) {
+    l.red_arrive = red;
     l.stage_act = stage;
     l.stream = copy.bytes.get();
     l.warp_begin = copy.begin.get<uint64_t>();
@@ -223,6 +250,14 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
     if (fault) throw Error("bench-stream: a grid barrier timed out (" + name + "): the blocks were not all resident");
     P64_CUDA_CHECK(cudaMemcpy(got.data(), out_streamed.get(), got.size() * 4, cudaMemcpyDeviceToHost));
     if (weights) compare(launched, got, shapes, res);
+    if (barriers) {  // one more chain with the barriers' clocks on
+      l.probe = probe.get<uint64_t>();
+      P64_CUDA_CHECK(cudaMemsetAsync(l.barrier, 0, 4, stream));
+      launch_stream_chain(l, stream);
+      P64_CUDA_CHECK(cudaStreamSynchronize(stream));
+      l.probe = nullptr;
+      account_barriers(probe, l.nops - 1, sms, res.rows.back());
+    }
   };
   // the per-warp order (the interleaved one measured slower on the H100), whole groups per warp or
   // the balanced share, inputs read through L1 or staged in shared memory per op
@@ -234,8 +269,12 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
       run_streamed(*copy, how + " ring " + std::to_string(ring) + ", barriers", ring, true, false, true, stage);
       run_streamed(*copy, how + " ring " + std::to_string(ring) + ", no barriers", ring, false, false, true, stage);
     }
-  run_streamed(per_warp, "barriers only", req.rings.back(), true, false, false);
+  const int ring = req.rings.back();
+  run_streamed(per_warp, "16w ring " + std::to_string(ring) + ", red barriers", ring, true, false, true, false, true);
+  run_streamed(per_warp, "barriers only", ring, true, false, false);
   res.rows.back().bytes = 0;  // moves no weights
+  run_streamed(per_warp, "red barriers only", ring, true, false, false, false, true);
+  res.rows.back().bytes = 0;
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);

@@ -56,11 +56,19 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
 
 // Every block arrives, then waits until all have: generation k ends when the counter reaches
 // k * gridDim.x. A wait past 2 s (a grid not co-resident) sets `fault` and lets the rest run.
-__device__ void grid_barrier(unsigned* counter, unsigned generation, int* fault) {
+// red: the arrival is a fire-and-forget release reduction (the block's writes, ordered before it
+// by the __syncthreads, become visible with it) instead of a fence and an atomic that returns.
+// probe: the %globaltimer when the block arrives and when it leaves, at probe[0] and probe[1].
+__device__ void grid_barrier(unsigned* counter, unsigned generation, int* fault, bool red, uint64_t* probe) {
   __syncthreads();
   if (threadIdx.x == 0) {
-    __threadfence();
-    atomicAdd(counter, 1u);
+    if (probe) probe[0] = global_ns();
+    if (red) {
+      asm volatile("red.release.gpu.global.add.u32 [%0], 1;" ::"l"(counter) : "memory");
+    } else {
+      __threadfence();
+      atomicAdd(counter, 1u);
+    }
     const unsigned target = generation * gridDim.x;
     const uint64_t t0 = global_ns();
     while (ld_acquire(counter) < target) {
@@ -69,6 +77,7 @@ __device__ void grid_barrier(unsigned* counter, unsigned generation, int* fault)
         break;
       }
     }
+    if (probe) probe[1] = global_ns();
   }
   __syncthreads();
 }
@@ -171,7 +180,9 @@ __global__ void __launch_bounds__(W * 32, 1) stream_chain_kernel(const StreamCha
         }
       }
     }
-    if (a.barriers && k + 1 < a.nops) grid_barrier(a.barrier, unsigned(k + 1), a.fault);
+    if (a.barriers && k + 1 < a.nops)
+      grid_barrier(a.barrier, unsigned(k + 1), a.fault, a.red_arrive,
+                   a.probe ? a.probe + 2 * (int64_t(k) * gridDim.x + blockIdx.x) : nullptr);
   }
   if constexpr (!BULK) cp_async_wait_all();
 }

@@ -43,6 +43,8 @@ struct StreamChainLaunch {
   bool balanced = false;               // the plan's balanced share: outputs must be zero before the launch
   bool stage_act = false;              // each op's input copied into shared memory by the block first
   int64_t max_n = 0;                   // with stage_act: the widest op's n
+  bool red_arrive = false;             // barrier arrivals by release reductions (grid_barrier)
+  uint64_t* probe = nullptr;           // [nops - 1][blocks][2]: each block's barrier arrival and leave (%globaltimer ns)
 };
 
 // Shared memory one block of `warps` warps needs for `ring` rounds per warp and an input of

@@ -33,6 +33,10 @@ struct GemvBenchRow {
   uint64_t bytes = 0;  // weight bytes one launch reads
   double us_median = 0, us_min = 0, us_max = 0;  // per launch
   double gbs() const { return us_median > 0 ? double(bytes) / (us_median * 1e3) : 0; }
+  // Barrier variants, from one probed chain (%globaltimer), means over the barriers in microseconds:
+  // first to last block's arrival, last arrival to the mean leave, and a block's mean time inside.
+  // Negative: not measured.
+  double arrival_spread_us = -1, release_after_last_us = -1, block_wait_us = -1;
 };
 
 using GemvBench = std::function<std::vector<GemvBenchRow>(const GemvBenchRequest&)>;
@@ -58,6 +62,10 @@ struct GemvChainRow {
   uint64_t bytes = 0;  // weight bytes one chain reads
   double us_median = 0, us_min = 0, us_max = 0;  // per chain
   double gbs() const { return us_median > 0 ? double(bytes) / (us_median * 1e3) : 0; }
+  // Barrier variants, from one probed chain (%globaltimer), means over the barriers in microseconds:
+  // first to last block's arrival, last arrival to the mean leave, and a block's mean time inside.
+  // Negative: not measured.
+  double arrival_spread_us = -1, release_after_last_us = -1, block_wait_us = -1;
 };
 
 struct GemvChainResult {
