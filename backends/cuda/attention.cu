@@ -114,16 +114,16 @@ __device__ __forceinline__ void attend_split(const AttnLaunch& a, int kvh, int s
 // every q head of the group (q from shared memory: one address for all lanes), so no shuffles
 // reduce a dot product and each lane has 128 bytes of K in flight. The tile's softmax weights
 // then reach every lane by shuffles for the V pass, where a lane owns DPL elements of the head.
-template <int DPL>
+template <int DPL, int NG>
 __device__ __forceinline__ void attend_split_lanes(const AttnLaunch& a, int kvh, int split, int splits, int len,
                                                    int chunk, SplitShared<DPL>& sh, const float (*qs)[32 * DPL]) {
   constexpr int D = 32 * DPL, kChunks = D / 8;  // 8 halves per 16-byte load
   const int start = split * chunk, end = min(start + chunk, len);
   const int G = a.n_head / a.n_head_kv;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  float m[kMaxGroup], l[kMaxGroup], acc[kMaxGroup][DPL];
+  float m[NG], l[NG], acc[NG][DPL];
 #pragma unroll
-  for (int g = 0; g < kMaxGroup; ++g) {
+  for (int g = 0; g < NG; ++g) {
     m[g] = -INFINITY;
     l[g] = 0.f;
 #pragma unroll
@@ -134,9 +134,9 @@ __device__ __forceinline__ void attend_split_lanes(const AttnLaunch& a, int kvh,
   for (int t0 = start + 32 * warp; t0 < end; t0 += 32 * kWarps) {
     const bool valid = t0 + lane < end;  // lane 0's position always is: t0 < end
     const uint4* krow = reinterpret_cast<const uint4*>(kc + int64_t(valid ? t0 + lane : t0) * D);
-    float s[kMaxGroup];
+    float s[NG];
 #pragma unroll
-    for (int g = 0; g < kMaxGroup; ++g) s[g] = 0.f;
+    for (int g = 0; g < NG; ++g) s[g] = 0.f;
 #pragma unroll
     for (int c0 = 0; c0 < kChunks; c0 += 8) {
       uint4 kk[8];
@@ -155,7 +155,7 @@ __device__ __forceinline__ void attend_split_lanes(const AttnLaunch& a, int kvh,
           kf[2 * w + 1] = f.y;
         }
 #pragma unroll
-        for (int g = 0; g < kMaxGroup; ++g) {
+        for (int g = 0; g < NG; ++g) {
           if (g < G) {
             const float4 q0 = *reinterpret_cast<const float4*>(&qs[g][8 * (c0 + c)]);
             const float4 q1 = *reinterpret_cast<const float4*>(&qs[g][8 * (c0 + c) + 4]);
@@ -165,9 +165,9 @@ __device__ __forceinline__ void attend_split_lanes(const AttnLaunch& a, int kvh,
         }
       }
     }
-    float p[kMaxGroup];
+    float p[NG];
 #pragma unroll
-    for (int g = 0; g < kMaxGroup; ++g) {
+    for (int g = 0; g < NG; ++g) {
       p[g] = 0.f;
       if (g < G) {
         const float sv = valid ? s[g] : -INFINITY;
@@ -193,7 +193,7 @@ __device__ __forceinline__ void attend_split_lanes(const AttnLaunch& a, int kvh,
       for (int j = 0; j < 8; ++j) {
         if (j0 + j >= n) break;
 #pragma unroll
-        for (int g = 0; g < kMaxGroup; ++g) {
+        for (int g = 0; g < NG; ++g) {
           if (g < G) {
             const float pg = __shfl_sync(0xffffffffu, p[g], j0 + j);
 #pragma unroll
@@ -203,25 +203,24 @@ __device__ __forceinline__ void attend_split_lanes(const AttnLaunch& a, int kvh,
       }
     }
   }
-  write_split_partial<DPL>(a, kvh, split, splits, m, l, acc, sh);
+  write_split_partial<DPL, NG>(a, kvh, split, splits, m, l, acc, sh);
 }
 
 
 template <int BATCH>
 __global__ void attn_combine_kernel(const AttnLaunch a, int splits) {
   if (!a.early) dependency_wait();
-  const int len = a.state->pos + 1;
+  const SplitGeometry g = split_geometry(a);
   if (a.early) dependency_wait();
-  const int d = threadIdx.x, chunk = split_chunk(a, len);
-  combine_element<BATCH>(a, splits, blockIdx.x, d, (len + chunk - 1) / chunk, d < a.head_dim);
+  combine_element<BATCH>(a, splits, blockIdx.x, threadIdx.x, g.used, int(threadIdx.x) < a.head_dim);
 }
 
 template <bool F16, int DPL, bool EARLY>
 __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunch a) {
   __shared__ SplitShared<DPL> sh;
   if constexpr (!EARLY) dependency_wait();
-  const int len = a.state->pos + 1, chunk = split_chunk(a, len);
-  const int splits = attention_splits_of(a.max_ctx, a.chunk), used = (len + chunk - 1) / chunk;
+  const SplitGeometry g = split_geometry(a);
+  const int len = g.len, chunk = g.chunk, splits = g.splits, used = g.used;
   int split = blockIdx.y;
   if constexpr (EARLY) {
     KvRound<DPL> first;
@@ -236,30 +235,33 @@ __global__ void __launch_bounds__(kWarps * 32) attn_split_kernel(const AttnLaunc
   }
   for (; split < used; split += gridDim.y)
     attend_split<F16, DPL>(a, blockIdx.x, split, splits, len, chunk, sh, nullptr);
-  if (a.tail_counter) {
-    const int workers = min(used, int(gridDim.y));
-    if (int(blockIdx.y) < workers) combine_in_last_block(a, blockIdx.x, splits, used, workers);
-  }
+  tail_combine(a, g);
 }
 
-template <int DPL>
+template <int DPL, int NG>
 __global__ void __launch_bounds__(kWarps * 32) attn_split_lanes_kernel(const AttnLaunch a) {
   __shared__ SplitShared<DPL> sh;
-  __shared__ __align__(16) float qs[kMaxGroup][32 * DPL];
+  __shared__ __align__(16) float qs[NG][32 * DPL];
   dependency_wait();
-  const int len = a.state->pos + 1, chunk = split_chunk(a, len);
-  const int splits = attention_splits_of(a.max_ctx, a.chunk), used = (len + chunk - 1) / chunk;
-  if (int(blockIdx.y) >= used) return;
+  const SplitGeometry g = split_geometry(a);
+  if (int(blockIdx.y) >= g.used) return;
   const int G = a.n_head / a.n_head_kv, D = 32 * DPL;
   const float scale = rsqrtf(float(D));
   for (int i = threadIdx.x; i < G * D; i += blockDim.x) qs[i / D][i % D] = a.q[int64_t(blockIdx.x) * G * D + i] * scale;
   __syncthreads();
-  for (int split = blockIdx.y; split < used; split += gridDim.y)
-    attend_split_lanes<DPL>(a, blockIdx.x, split, splits, len, chunk, sh, qs);
-  if (a.tail_counter) {
-    const int workers = min(used, int(gridDim.y));
-    combine_in_last_block(a, blockIdx.x, splits, used, workers);
-  }
+  for (int split = blockIdx.y; split < g.used; split += gridDim.y)
+    attend_split_lanes<DPL, NG>(a, blockIdx.x, split, g.splits, g.len, g.chunk, sh, qs);
+  tail_combine(a, g);
+}
+
+template <int DPL>
+void launch_lanes(const AttnLaunch& a, dim3 grid, cudaStream_t stream) {
+  const int G = a.n_head / a.n_head_kv;
+  auto* kernel = G <= 1   ? attn_split_lanes_kernel<DPL, 1>
+                 : G <= 2 ? attn_split_lanes_kernel<DPL, 2>
+                 : G <= 4 ? attn_split_lanes_kernel<DPL, 4>
+                          : attn_split_lanes_kernel<DPL, 8>;
+  launch_kernel("attn_split_lanes_kernel", kernel, grid, dim3(kWarps * 32), 0, stream, a);
 }
 
 // Split blocks per kv head: one per possible split, attn_grid's fixed count, or with attn_splits
@@ -294,13 +296,14 @@ void launch_attention_decode(const AttnLaunch& a, cudaStream_t stream) {
   if (a.tail_counter && a.head_dim % 32 != 0)
     throw Error("CUDA backend: the attention tail combine needs head_dim % 32 == 0 (got " + std::to_string(a.head_dim) + ")");
   if (a.stream_kv && attention_stream_supported(a)) return launch_attention_stream(a, stream);
-  if (a.lanes && a.kv_f16 && a.head_dim % 32 == 0) {
-    const int D = a.head_dim;
-    auto* kernel = D == 32 ? attn_split_lanes_kernel<1>
-                   : D == 64 ? attn_split_lanes_kernel<2>
-                   : D == 128 ? attn_split_lanes_kernel<4>
-                   : D == 256 ? attn_split_lanes_kernel<8> : nullptr;
-    if (kernel) return launch_kernel("attn_split_lanes_kernel", kernel, split_grid(a), dim3(kWarps * 32), 0, stream, a);
+  if (a.lanes && a.kv_f16) {
+    switch (a.head_dim) {
+      case 32: return launch_lanes<1>(a, split_grid(a), stream);
+      case 64: return launch_lanes<2>(a, split_grid(a), stream);
+      case 128: return launch_lanes<4>(a, split_grid(a), stream);
+      case 256: return launch_lanes<8>(a, split_grid(a), stream);
+      default: break;  // the warp-row kernel below
+    }
   }
   if (a.kv_f16) return a.early ? launch_split<true, true>(a, stream) : launch_split<true, false>(a, stream);
   a.early ? launch_split<false, true>(a, stream) : launch_split<false, false>(a, stream);

@@ -53,6 +53,19 @@ __device__ __forceinline__ int split_chunk(const AttnLaunch& a, int len) {
   const int per = (len + a.max_splits - 1) / a.max_splits;
   return max(a.chunk, (per + round - 1) / round * round);
 }
+// The step's split geometry: the context length, positions per split, the partials' stride (every
+// possible split at attn_chunk) and the splits in use.
+struct SplitGeometry {
+  int len, chunk, splits, used;
+};
+__device__ __forceinline__ SplitGeometry split_geometry(const AttnLaunch& a) {
+  SplitGeometry g;
+  g.len = a.state->pos + 1;
+  g.chunk = split_chunk(a, g.len);
+  g.splits = attention_splits_of(a.max_ctx, a.chunk);
+  g.used = (g.len + g.chunk - 1) / g.chunk;
+  return g;
+}
 __device__ __forceinline__ int64_t kv_head_base(const AttnLaunch& a, int kvh) { return int64_t(kvh) * a.max_ctx * a.head_dim; }
 
 template <int DPL>
@@ -194,6 +207,15 @@ __device__ void combine_in_last_block(const AttnLaunch& a, int kvh, int splits, 
     if (a.combine_batch > 1) combine_element<8>(a, splits, kvh * G + idx / D, idx % D, used, true);
     else combine_element<1>(a, splits, kvh * G + idx / D, idx % D, used, true);
   }
+}
+
+
+// attn_tail_combine (a.tail_counter set): the split blocks that wrote partials, the first
+// min(used, grid) of the kv head, count themselves in; the last merges.
+__device__ __forceinline__ void tail_combine(const AttnLaunch& a, const SplitGeometry& g) {
+  if (!a.tail_counter) return;
+  const int workers = min(g.used, int(gridDim.y));
+  if (int(blockIdx.y) < workers) combine_in_last_block(a, blockIdx.x, g.splits, g.used, workers);
 }
 
 }  // namespace

@@ -162,14 +162,13 @@ __global__ void __launch_bounds__(kWarps * 32, 1) attn_split_stream_kernel(const
   __shared__ __align__(16) float qs[NG][32 * DPL];
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   if (!a.early) dependency_wait();
-  const int len = a.state->pos + 1, chunk = split_chunk(a, len);
-  const int splits = attention_splits_of(a.max_ctx, a.chunk), used = (len + chunk - 1) / chunk;
-  const int kvh = blockIdx.x, split = blockIdx.y;
-  if (split >= used) {
+  const SplitGeometry geo = split_geometry(a);
+  const int len = geo.len, kvh = blockIdx.x, split = blockIdx.y;
+  if (split >= geo.used) {
     if (a.early) dependency_wait();
     return;
   }
-  const int start = split * chunk, end = min(start + chunk, len);
+  const int start = split * geo.chunk, end = min(start + geo.chunk, len);
   const int64_t head_base = kv_head_base(a, kvh);
   const __half* kc = static_cast<const __half*>(a.k_cache) + head_base;
   const __half* vc = static_cast<const __half*>(a.v_cache) + head_base;
@@ -214,8 +213,8 @@ __global__ void __launch_bounds__(kWarps * 32, 1) attn_split_stream_kernel(const
     else cp_async_commit();
   }
   cp_async_wait_all();
-  write_split_partial<DPL, NG>(a, kvh, split, splits, m, l, acc, sh);
-  if (a.tail_counter) combine_in_last_block(a, kvh, splits, used, used);
+  write_split_partial<DPL, NG>(a, kvh, split, geo.splits, m, l, acc, sh);
+  tail_combine(a, geo);
 }
 
 template <int DPL, int NG>
