@@ -11,21 +11,13 @@
 #include "engine/lab/op_spread.h"
 #include "engine/lab/timeline_run.h"
 #include "lab/toy_backend.h"
+#include "support/op_spans.h"
 #include "support/shared_files.h"
 
 namespace p64 {
 namespace {
 
-OpSpan span(const char* name, OpGroup g, int32_t layer, int32_t step, double dur_us, bool prefill = false) {
-  OpSpan s;
-  s.name = name;
-  s.group = g;
-  s.layer = layer;
-  s.step = step;
-  s.dur_us = dur_us;
-  s.prefill = prefill;
-  return s;
-}
+using test::op_span;
 
 // Three decode steps of two layers; layer 1's gate_up is slow in step 2.
 std::vector<OpSpan> three_steps() {
@@ -33,12 +25,12 @@ std::vector<OpSpan> three_steps() {
   const double gate_up[2][3] = {{10, 12, 11}, {13, 14, 100}};
   for (int step = 0; step < 3; ++step) {
     for (int layer = 0; layer < 2; ++layer) {
-      s.push_back(span("gate_up", OpGroup::Ffn, layer, step, gate_up[layer][step]));
-      s.push_back(span("rms_ffn", OpGroup::Rms, layer, step, 1.0));
+      s.push_back(op_span("gate_up", OpGroup::Ffn, layer, step, 0, gate_up[layer][step]));
+      s.push_back(op_span("rms_ffn", OpGroup::Rms, layer, step, 0, 1.0));
     }
-    s.push_back(span("logits", OpGroup::Logits, -1, step, 20.0 + step));
+    s.push_back(op_span("logits", OpGroup::Logits, -1, step, 0, 20.0 + step));
   }
-  s.push_back(span("gate_up", OpGroup::Ffn, 0, 0, 5000.0, true));  // prefill: not in the spread
+  s.push_back(op_span("gate_up", OpGroup::Ffn, 0, 0, 0, 5000.0, 0, true));  // prefill: not in the spread
   return s;
 }
 
@@ -86,19 +78,19 @@ TEST(OpBytes, ProjectionsReadTheirWeightsAttentionItsKvPositions) {
   auto model = test::make_toy_model();
   const LayerWeights& w = model->layers()[1];
   const uint64_t kv = 1024;  // K and V of one position, both layers
-  EXPECT_EQ(op_bytes(*model, kv, span("qkv", OpGroup::Attn, 1, 7, 1)), w.wq->bytes + w.wk->bytes + w.wv->bytes);
-  EXPECT_EQ(op_bytes(*model, kv, span("o", OpGroup::Attn, 1, 7, 1)), w.wo->bytes);
-  EXPECT_EQ(op_bytes(*model, kv, span("gate_up", OpGroup::Ffn, 1, 7, 1)), w.w_gate->bytes + w.w_up->bytes);
-  EXPECT_EQ(op_bytes(*model, kv, span("down", OpGroup::Ffn, 1, 7, 1)), w.w_down->bytes);
-  EXPECT_EQ(op_bytes(*model, kv, span("logits", OpGroup::Logits, -1, 7, 1)), model->output().bytes);
+  EXPECT_EQ(op_bytes(*model, kv, op_span("qkv", OpGroup::Attn, 1, 7, 0, 1)), w.wq->bytes + w.wk->bytes + w.wv->bytes);
+  EXPECT_EQ(op_bytes(*model, kv, op_span("o", OpGroup::Attn, 1, 7, 0, 1)), w.wo->bytes);
+  EXPECT_EQ(op_bytes(*model, kv, op_span("gate_up", OpGroup::Ffn, 1, 7, 0, 1)), w.w_gate->bytes + w.w_up->bytes);
+  EXPECT_EQ(op_bytes(*model, kv, op_span("down", OpGroup::Ffn, 1, 7, 0, 1)), w.w_down->bytes);
+  EXPECT_EQ(op_bytes(*model, kv, op_span("logits", OpGroup::Logits, -1, 7, 0, 1)), model->output().bytes);
   // Position 7 attends over 8 positions of its layer's half of the KV bytes.
-  EXPECT_EQ(op_bytes(*model, kv, span("sdpa", OpGroup::Attn, 1, 7, 1)), 8u * 512u);
-  EXPECT_EQ(op_bytes(*model, kv, span("kv_write", OpGroup::Attn, 1, 7, 1)), 512u);
+  EXPECT_EQ(op_bytes(*model, kv, op_span("sdpa", OpGroup::Attn, 1, 7, 0, 1)), 8u * 512u);
+  EXPECT_EQ(op_bytes(*model, kv, op_span("kv_write", OpGroup::Attn, 1, 7, 0, 1)), 512u);
   // Unknown: a prefill's KV traffic, the KV size not given, activation-bound ops, a layer past the model's.
-  EXPECT_EQ(op_bytes(*model, kv, span("sdpa", OpGroup::Attn, 1, 0, 1, true)), 0u);
-  EXPECT_EQ(op_bytes(*model, 0, span("sdpa", OpGroup::Attn, 1, 7, 1)), 0u);
-  EXPECT_EQ(op_bytes(*model, kv, span("rms_attn", OpGroup::Rms, 1, 7, 1)), 0u);
-  EXPECT_EQ(op_bytes(*model, kv, span("qkv", OpGroup::Attn, 2, 7, 1)), 0u);
+  EXPECT_EQ(op_bytes(*model, kv, op_span("sdpa", OpGroup::Attn, 1, 0, 0, 1, 0, true)), 0u);
+  EXPECT_EQ(op_bytes(*model, 0, op_span("sdpa", OpGroup::Attn, 1, 7, 0, 1)), 0u);
+  EXPECT_EQ(op_bytes(*model, kv, op_span("rms_attn", OpGroup::Rms, 1, 7, 0, 1)), 0u);
+  EXPECT_EQ(op_bytes(*model, kv, op_span("qkv", OpGroup::Attn, 2, 7, 0, 1)), 0u);
 }
 
 TEST(OpBytes, ARecordedTimelineCarriesBytesIntoItsTrace) {

@@ -8,6 +8,7 @@
 
 #include "engine/common/error.h"
 #include "engine/runtime/backend_registry.h"
+#include "support/op_spans.h"
 
 namespace p64::test {
 namespace {
@@ -143,15 +144,7 @@ double ToyBackend::now_us() const {
 void ToyBackend::span(const char* name, OpGroup g, int layer, bool prefill, int32_t step, double t0, double t1) {
   if (!sink_) return;
   if (epoch_us_ < 0) epoch_us_ = t0;
-  OpSpan s;
-  s.name = name;
-  s.group = g;
-  s.layer = layer;
-  s.prefill = prefill;
-  s.step = step;
-  s.start_us = t0 - epoch_us_;
-  s.dur_us = t1 - t0;
-  sink_->on_span(s);
+  sink_->on_span(op_span(name, g, layer, step, t0 - epoch_us_, t1 - t0, 0, prefill));
 }
 
 void ToyBackend::forward(int32_t token, int32_t pos, bool prefill, bool want_logits) {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/lab/store.h"
+#include "support/op_spans.h"
 #include "ui/app/workbench.h"
 #include "ui/charts/time_window.h"
 #include "ui/charts/timeline_track_view.h"
@@ -29,38 +30,25 @@
 using namespace p64::ui;
 using p64::OpGroup;
 using p64::OpSpan;
+using p64::test::op_span;
 
 namespace {
-
-OpSpan span(const char* name, OpGroup g, int32_t layer, int32_t step, double start_us, double dur_us,
-            uint64_t bytes = 0, bool prefill = false) {
-  OpSpan s;
-  s.name = name;
-  s.group = g;
-  s.layer = layer;
-  s.step = step;
-  s.start_us = start_us;
-  s.dur_us = dur_us;
-  s.bytes = bytes;
-  s.prefill = prefill;
-  return s;
-}
 
 // A prefill, then two decode steps (positions 4 and 5) of two layers recorded from 1000 µs on:
 // rms_attn 5, qkv 20, rms_ffn 5, gate_up 40 per layer, then logits 30; layer 1's gate_up of
 // step 5 takes 400 µs.
 std::vector<OpSpan> two_steps() {
-  std::vector<OpSpan> s{span("qkv", OpGroup::Attn, 0, 0, 0, 900, 0, true)};
+  std::vector<OpSpan> s{op_span("qkv", OpGroup::Attn, 0, 0, 0, 900, 0, true)};
   double t = 1000;
   for (int step = 4; step <= 5; ++step) {
     for (int layer = 0; layer < 2; ++layer) {
-      s.push_back(span("rms_attn", OpGroup::Rms, layer, step, t, 5)), t += 5;
-      s.push_back(span("qkv", OpGroup::Attn, layer, step, t, 20, 2'000'000)), t += 20;
-      s.push_back(span("rms_ffn", OpGroup::Rms, layer, step, t, 5)), t += 5;
+      s.push_back(op_span("rms_attn", OpGroup::Rms, layer, step, t, 5)), t += 5;
+      s.push_back(op_span("qkv", OpGroup::Attn, layer, step, t, 20, 2'000'000)), t += 20;
+      s.push_back(op_span("rms_ffn", OpGroup::Rms, layer, step, t, 5)), t += 5;
       const double gate_up = step == 5 && layer == 1 ? 400 : 40;
-      s.push_back(span("gate_up", OpGroup::Ffn, layer, step, t, gate_up, 8'000'000)), t += gate_up;
+      s.push_back(op_span("gate_up", OpGroup::Ffn, layer, step, t, gate_up, 8'000'000)), t += gate_up;
     }
-    s.push_back(span("logits", OpGroup::Logits, -1, step, t, 30, 1'000'000)), t += 30;
+    s.push_back(op_span("logits", OpGroup::Logits, -1, step, t, 30, 1'000'000)), t += 30;
   }
   return s;
 }
@@ -128,13 +116,13 @@ class TestTimelinePanel : public QObject {
   }
 
   void hover_text_names_the_op_and_its_gb_per_s() {
-    const OpSpan s = span("gate_up", OpGroup::Ffn, 3, 35, 0, 100, 2'000'000);
+    const OpSpan s = op_span("gate_up", OpGroup::Ffn, 3, 35, 0, 100, 2'000'000);
     const QString text = describe_span(s, 1250);
     QVERIFY2(text.contains("gate_up") && text.contains("FFN"), qPrintable(text));
     QVERIFY2(text.contains("layer 3, step 35"), qPrintable(text));
     QVERIFY2(text.contains("start 1.2500 ms, duration 100.00 µs"), qPrintable(text));
     QVERIFY2(text.contains("1.9 MiB moved, 20.0 GB/s"), qPrintable(text));  // 2e6 B in 100 µs
-    const QString unknown = describe_span(span("rope", OpGroup::Attn, 0, 1, 0, 3), 0);
+    const QString unknown = describe_span(op_span("rope", OpGroup::Attn, 0, 1, 0, 3), 0);
     QVERIFY2(unknown.contains("bytes not counted"), qPrintable(unknown));
     QVERIFY2(!unknown.contains("GB/s"), qPrintable(unknown));
   }
