@@ -167,11 +167,13 @@ TEST(StreamChain, MatchesTheDecodeGemvOnEveryMatrix) {
       for (bool barriers : {true, false})
       for (bool bulk : {false, true})
       for (int order = 0; order < 3; ++order)
-      for (bool stage : {false, true}) {
+      for (bool stage : {false, true})
+      for (bool red : {false, true}) {  // barrier arrivals by release reductions
         const bool interleaved = order == 1, balanced = order == 2;
         if (warps == 32 && ring != 4) continue;
+        if (red && (!barriers || stage || bulk)) continue;
         SCOPED_TRACE("blocks " + std::to_string(blocks) + " warps " + std::to_string(warps) + " ring " + std::to_string(ring) +
-                     (barriers ? " barriers" : " no barriers") + (bulk ? " bulk copies" : " cp.async") + (interleaved ? " interleaved" : balanced ? " balanced" : " per warp") + (stage ? " staged input" : ""));
+                     (barriers ? " barriers" : " no barriers") + (bulk ? " bulk copies" : " cp.async") + (interleaved ? " interleaved" : balanced ? " balanced" : " per warp") + (stage ? " staged input" : "") + (red ? " red arrivals" : ""));
         const cuda::StreamPlan plan = cuda::plan_stream(shapes, blocks, warps, interleaved, balanced);
         for (size_t m = 0; m < ops.size(); ++m) ops[m].round_base = plan.round_base[m];
         std::vector<uint8_t> bytes(plan.bytes());
@@ -196,6 +198,10 @@ TEST(StreamChain, MatchesTheDecodeGemvOnEveryMatrix) {
         l.warps = warps;
         l.stage_act = stage;
         l.max_n = 8192;
+        l.red_arrive = red;
+        const int nbar = int(shapes.size()) - 1;
+        test::DeviceVec<uint64_t> probe(std::vector<uint64_t>(size_t(nbar) * blocks * 2, 0));
+        l.probe = barriers ? probe.get() : nullptr;
         if (balanced) P64_CUDA_CHECK(cudaMemset(got.get(), 0, size_t(out_rows) * 4));  // the parts add up
         else got.poison();
         cuda::launch_stream_chain(l, nullptr);
@@ -203,6 +209,17 @@ TEST(StreamChain, MatchesTheDecodeGemvOnEveryMatrix) {
         const std::vector<unsigned> f = flags.download();
         EXPECT_EQ(f[1], 0u) << "a barrier timed out";
         if (barriers) EXPECT_EQ(f[0], unsigned(blocks * (int(shapes.size()) - 1))) << "every block passed every barrier";
+        if (barriers) {  // the barrier clocks: no block leaves before the last one has arrived
+          const std::vector<uint64_t> t = probe.download();
+          for (int k = 0; k < nbar; ++k) {
+            uint64_t last_arrival = 0;
+            for (int b = 0; b < blocks; ++b) last_arrival = std::max(last_arrival, t[(size_t(k) * blocks + b) * 2]);
+            for (int b = 0; b < blocks; ++b) {
+              ASSERT_GT(t[(size_t(k) * blocks + b) * 2], 0u) << "barrier " << k << " block " << b << " stamped its arrival";
+              ASSERT_GE(t[(size_t(k) * blocks + b) * 2 + 1], last_arrival) << "barrier " << k << " block " << b;
+            }
+          }
+        }
         int64_t identical = 0;
         float worst = 0.f, scale = 0.f;
         for (size_t i = 0; i < out.size(); ++i) {
