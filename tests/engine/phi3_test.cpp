@@ -88,6 +88,11 @@ TEST(Phi3, FusedTensorsAndLongRopeSurviveGgufToP64ToModel) {
     EXPECT_EQ(w.w_gate, nullptr);
     EXPECT_EQ(w.w_up, nullptr);
   }
+  // inspect names the scaling (it once printed a type it did not know as "none").
+  const test::CliRun r = test::run_p64("inspect --json " + p64, "", 10);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"rope_scaling\": \"longrope\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"rope_original_context\": 4096"), std::string::npos) << r.out;
 }
 
 TEST(Phi3, AMisshapenFusedTensorIsRefusedNamingFileAndTensor) {
