@@ -79,6 +79,14 @@ HParams gguf_hparams(const GgufFile& f) {
   auto opt_u32 = [&](std::string_view name, uint32_t def) { return name.empty() ? def : f.get_u32_opt(key(name)).value_or(def); };
   auto opt_f32 = [&](std::string_view name, float def) { return name.empty() ? def : f.get_f32_opt(key(name)).value_or(def); };
   hp.sliding_window = opt_u32(k.sliding_window, d.sliding_window);
+  // Phi-3 GGUFs converted before llama.cpp wrote the window carry none; its loader then takes
+  // the published models' windows by shape (mini and medium 4k: 2047; mini 128k: 262144;
+  // medium 128k: 131072). The same file decodes alike here.
+  if (hp.arch == "phi3" && !f.find_kv(key(k.sliding_window))) {
+    if ((hp.n_layer == 32 || hp.n_layer == 40) && hp.n_ctx_train == 4096) hp.sliding_window = 2047;
+    else if (hp.n_layer == 32 && hp.n_head_kv == 32 && hp.n_ctx_train == 131072) hp.sliding_window = 262144;
+    else if (hp.n_layer == 40 && hp.n_ctx_train == 131072) hp.sliding_window = 131072;
+  }
   hp.sliding_window_pattern = opt_u32(k.sliding_window_pattern, d.sliding_window_pattern);
   hp.rope_base_local = opt_f32(k.rope_base_local, d.rope_base_local);
   hp.attn_softcap = opt_f32(k.attn_softcap, d.attn_softcap);

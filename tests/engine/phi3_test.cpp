@@ -7,6 +7,7 @@
 // forward_reference_test.cpp and against llama.cpp in peer_perplexity_test.cpp.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -93,6 +94,33 @@ TEST(Phi3, FusedTensorsAndLongRopeSurviveGgufToP64ToModel) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("\"rope_scaling\": \"longrope\""), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("\"rope_original_context\": 4096"), std::string::npos) << r.out;
+}
+
+// llama.cpp's loader gives a Phi-3 GGUF without phi3.attention.sliding_window the published
+// model's window by its shape; a file that has the key keeps its own.
+TEST(Phi3, AGgufWithoutAWindowKeyGetsTheWindowLlamaCppAssumes) {
+  test::TempDir dir;
+  struct Shape {
+    uint32_t n_layer, n_head_kv, n_ctx_train, window_key, want;
+  };
+  for (const Shape& s : {Shape{32, 2, 4096, 0, 2047}, Shape{40, 2, 4096, 0, 2047}, Shape{32, 32, 131072, 0, 262144},
+                         Shape{40, 2, 131072, 0, 131072}, Shape{32, 2, 131072, 0, 0}, Shape{2, 2, 4096, 0, 0},
+                         Shape{32, 2, 4096, 100, 100}}) {
+    HParams hp = synth_preset("tiny-phi3");
+    hp.n_layer = s.n_layer;
+    hp.n_head = std::max(hp.n_head, s.n_head_kv);
+    hp.n_head_kv = s.n_head_kv;
+    hp.n_ctx_train = s.n_ctx_train;
+    hp.sliding_window = s.window_key;  // 0: synth writes no key
+    SynthOptions o;
+    o.threads = 1;
+    o.sync = false;
+    const std::string gguf = (dir / "w.gguf").string();
+    fs::remove(gguf);
+    write_synth(plan_synth(hp, SynthQuant::F16), gguf, o);
+    EXPECT_EQ(gguf_hparams(GgufFile::open(gguf)).sliding_window, s.want)
+        << s.n_layer << " layers, " << s.n_head_kv << " KV heads, " << s.n_ctx_train << " positions";
+  }
 }
 
 TEST(Phi3, AMisshapenFusedTensorIsRefusedNamingFileAndTensor) {
