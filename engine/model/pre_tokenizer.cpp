@@ -32,6 +32,10 @@ const char* const kGpt4o =
 const char* const kChatGlm4 =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+// DeepSeek V3 (and R1): a punctuation mark may lead an ASCII word; letters with their marks.
+const char* const kDeepseekV3 =
+    R"re([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+
 struct PreTokenizerSpec {
   std::vector<const char*> patterns;
   // A word that is itself a token is taken as that token, whatever the merges would make of it
@@ -57,6 +61,13 @@ const std::map<std::string, PreTokenizerSpec>& pattern_table() {
       {"viking", {{kPoro, R"(\p{N})"}}},
       {"chatglm-bpe", {{kChatGlm4}}},
       {"tekken", {{kTekken}, true}},
+      // DeepSeek V3: digits in threes, CJK and kana runs, then its word expression.
+      {"deepseek-v3", {{R"(\p{N}{1,3})", R"([一-龥぀-ゟ゠-ヿ]+)", kDeepseekV3}}},
+      // Chameleon: its sentinel and image tokens, tabs, newlines and runs of two or four spaces,
+      // single digits, single punctuation marks, then GPT-2's words.
+      {"chameleon",
+       {{R"(<sentinel:[0-9]+>)", R"((IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z)", R"(([\t\n]|    |  ))", R"(\p{N})",
+         R"([\p{P}!-/:-@\[-`{-~])", kGpt2}}},
       {"gpt-4o", {{kGpt4o}}},
       // llama.cpp's fallback for BPE vocabularies without a known pre-tokenizer.
       {"default", {{R"([\p{P}\$\+<=>\^~\|]+)", kGpt2, R"(\p{N}+)", R"([0-9][0-9][0-9])"}}},
@@ -78,7 +89,7 @@ const std::map<std::string, std::string>& alias_table() {
       {"deepseek-coder", "deepseek-coder"}, {"falcon", "falcon"}, {"poro-chat", "poro"},
       {"poro", "poro"},           {"bloom", "poro"},         {"gpt3-finnish", "poro"},
       {"viking", "viking"},       {"chatglm-bpe", "chatglm-bpe"}, {"tekken", "tekken"},
-      {"gpt-4o", "gpt-4o"},
+      {"gpt-4o", "gpt-4o"},       {"deepseek-v3", "deepseek-v3"}, {"chameleon", "chameleon"},
   };
   return aliases;
 }

@@ -17,7 +17,7 @@ class PreTokenizer {
   // (aliases llama3, llama-v3), dbrx (smaug-bpe), smollm (starcoder, refact, command-r,
   // codeshell, exaone, minerva-7b), gpt-2 (gpt2, mpt, olmo, jais, phi-2, roberta-bpe), qwen2
   // (stablelm2, deepseek-r1-qwen), deepseek-coder, falcon, poro (poro-chat, bloom,
-  // gpt3-finnish), viking, chatglm-bpe, tekken, gpt-4o, default ("" too).
+  // gpt3-finnish), viking, chatglm-bpe, tekken, gpt-4o, deepseek-v3, chameleon, default ("" too).
   // Throws p64::Error listing these for any other name.
   static std::unique_ptr<PreTokenizer> for_name(const std::string& pre);
   // The canonical name an alias resolves to, or "" when unknown.

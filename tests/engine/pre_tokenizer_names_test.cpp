@@ -32,6 +32,22 @@ TEST(PreTokenizerNames, DeepseekCoderIsolatesLineBreaksCjkRunsAndSingleDigits) {
             (Pieces{"Hello", ",", " world", "!", "\n", "1", "2", "3", " ", "你好", "abc"}));
 }
 
+TEST(PreTokenizerNames, DeepseekV3GluesAMarkToTheAsciiWordAfterIt) {
+  // Digits in threes first, then CJK runs; digits match none of the last expression's
+  // branches and stay as cut ("123"); "." leads the ASCII word that follows it, but not a
+  // word that starts with another letter, which Llama 3's expression would still glue it to.
+  EXPECT_EQ(split("deepseek-v3", "Hello世界12345 x.y\n"), (Pieces{"Hello", "世界", "123", "45", " x", ".y", "\n"}));
+  EXPECT_EQ(split("deepseek-v3", "x.é"), (Pieces{"x", ".", "é"}));
+  EXPECT_EQ(split("llama-bpe", "x.é"), (Pieces{"x", ".é"}));
+}
+
+TEST(PreTokenizerNames, ChameleonIsolatesItsTokensSpaceRunsDigitsAndMarks) {
+  // The sentinel is cut out whole first, then split like any text (llama.cpp matches special
+  // tokens before pre-tokenizing); two spaces are a piece; every mark and digit stands alone.
+  EXPECT_EQ(split("chameleon", "a  b<sentinel:12>IMGIMGABZ 7!"),
+            (Pieces{"a", "  ", "b", "<", "sentinel", ":", "1", "2", ">", "IMGIMGABZ", " ", "7", "!"}));
+}
+
 TEST(PreTokenizerNames, FalconTakesTheBacktickAsPunctuationAndDigitsInThrees) {
   // '=' and '`' are in the first class; GPT-2's words keep "1234567" whole and the trailing
   // space apart; the last expression cuts three digits at a time.
