@@ -16,7 +16,7 @@ the same ids and compares (relative RMS error <= 1e-4, top-1 identical). transfo
 are on the GPU machine, not here: run it there (CPU is fine) and keep what it writes in
 tests/data/hf-reference/.
 
-    python3 scripts/hf_reference_logits.py OUT [ARCH ...]     (default: llama qwen2 qwen3 gemma2 gemma3)
+    python3 scripts/hf_reference_logits.py OUT [ARCH ...]     (default: llama qwen2 qwen3 gemma2 gemma3 phi3)
 """
 import json
 import os
@@ -58,6 +58,13 @@ CONFIGS = {
                    final_logit_softcapping=3.0),
     # six layers: five local (RoPE base 10000, unscaled), one global (1e6, linear scaling 2)
     "gemma3": dict(GEMMA, num_hidden_layers=6, head_dim=32),
+    # Phi-3.5's LongRope: short factors within original_max_position_embeddings, and an attention
+    # factor sqrt(1 + ln 4 / ln 64) from the 4x extension; a window of 8 over every layer; untied.
+    # pad_token_id: Phi3Config's default (32000) is outside this vocabulary.
+    "phi3": dict(COMMON, rope_theta=10000.0, tie_word_embeddings=False, sliding_window=8, max_position_embeddings=256,
+                 original_max_position_embeddings=64, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+                 rope_scaling={"type": "longrope", "short_factor": [1.0 + 0.25 * i for i in range(8)],
+                               "long_factor": [2.0 + i for i in range(8)]}),
 }
 MODEL_TYPE = {"gemma3": "gemma3_text"}  # HF's text-only Gemma 3
 
@@ -76,7 +83,7 @@ def gemma3_rope(config):
 
 
 def build(arch, out_dir):
-    torch.manual_seed({"llama": 1, "qwen2": 2, "qwen3": 3, "gemma2": 4, "gemma3": 5}[arch])
+    torch.manual_seed({"llama": 1, "qwen2": 2, "qwen3": 3, "gemma2": 4, "gemma3": 5, "phi3": 6}[arch])
     kwargs = gemma3_rope(dict(CONFIGS[arch])) if arch == "gemma3" else CONFIGS[arch]
     config = AutoConfig.for_model(MODEL_TYPE.get(arch, arch), **kwargs)
     config._attn_implementation = "eager"
@@ -115,7 +122,7 @@ def build(arch, out_dir):
 def main():
     if len(sys.argv) < 2:
         sys.exit(__doc__)
-    for arch in sys.argv[2:] or ["llama", "qwen2", "qwen3", "gemma2", "gemma3"]:
+    for arch in sys.argv[2:] or ["llama", "qwen2", "qwen3", "gemma2", "gemma3", "phi3"]:
         build(arch, os.path.join(sys.argv[1], arch))
 
 

@@ -4,7 +4,7 @@
 # tests/data/peer-reference/text.txt, with the GGUF's sha256, for
 # tests/engine/peer_perplexity_test.cpp to hold the CPU backend against.
 #
-#   scripts/peer_perplexity_fixtures.sh BUILD_DIR [PRESET ...]     (default: tiny-k tiny-gemma2)
+#   scripts/peer_perplexity_fixtures.sh BUILD_DIR [PRESET ...]     (default: tiny-k tiny-gemma2 tiny-phi3)
 #
 # Each preset is written as an F32 GGUF (llama-perplexity with an F32 KV cache: the exact float
 # path of both engines) and as a Q8_0 one (llama.cpp's default fp16 KV cache). Run it again when
@@ -12,7 +12,7 @@
 set -euo pipefail
 build=${1:?usage: $0 BUILD_DIR [PRESET ...]}
 shift
-presets=("${@:-tiny-k tiny-gemma2}")
+presets=("${@:-tiny-k tiny-gemma2 tiny-phi3}")
 read -r -a presets <<<"${presets[*]}"
 root=$(cd "$(dirname "$0")/.." && pwd)
 out="$root/tests/data/peer-reference"

@@ -1,6 +1,7 @@
 // p64 inspect: what a model file holds (.p64, .gguf, llama2.c .bin, Hugging Face folder):
 // header, hparams, tokenizer summary, tensors, and for .p64 the sections, schedule and manifold.
 #include <cstdio>
+#include <iterator>
 #include <iostream>
 #include <string>
 
@@ -42,7 +43,7 @@ ordered_json shape_of(uint32_t n_dims, const int64_t* ne) {
 }
 
 ordered_json hparams_json(const HParams& hp) {
-  static const char* const kScaling[] = {"none", "linear", "llama3"};
+  static const char* const kScaling[] = {"none", "linear", "llama3", "longrope"};
   ordered_json j;
   j["arch"] = hp.arch;
   j["name"] = hp.name;
@@ -57,7 +58,7 @@ ordered_json hparams_json(const HParams& hp) {
   j["rope_dim"] = hp.rope_dim;
   j["rope_base"] = hp.rope_base;
   j["rms_eps"] = hp.rms_eps;
-  j["rope_scaling"] = kScaling[static_cast<uint32_t>(hp.rope_scaling.type) % 3];
+  j["rope_scaling"] = kScaling[static_cast<uint32_t>(hp.rope_scaling.type) % std::size(kScaling)];
   if (hp.rope_scaling.type != RopeScalingType::None) j["rope_scaling_factor"] = hp.rope_scaling.factor;
   j["rope_freq_factors"] = hp.rope_freq_factors.size();
   j["rope_layout"] = hp.rope_layout == RopeLayout::Adjacent ? "adjacent" : "halves";
@@ -72,6 +73,11 @@ ordered_json hparams_json(const HParams& hp) {
   if (hp.attn_softcap != 0.0f) j["attn_softcap"] = hp.attn_softcap;
   if (hp.final_softcap != 0.0f) j["final_softcap"] = hp.final_softcap;
   if (hp.query_pre_attn_scalar != 0.0f) j["query_pre_attn_scalar"] = hp.query_pre_attn_scalar;
+  // LongRope (phi3): the context its short factors serve, and its attention factor.
+  if (hp.rope_scaling.type == RopeScalingType::LongRope) {
+    j["rope_original_context"] = hp.rope_scaling.original_context;
+    j["rope_attn_factor"] = hp.rope_attn_factor;
+  }
   return j;
 }
 

@@ -31,7 +31,7 @@ void run_tokenize(const TokenizeOptions& o, bool has_text, bool has_file) {
     ss << in.rdbuf();
     text = ss.str();
   }
-  const auto tok = p64::Tokenizer::create(p64::load_vocabulary(o.model));
+  const auto tok = p64::Tokenizer::create(p64::load_vocabulary(o.model), o.model);
   // --no-bos follows llama.cpp's tokenizer tests: no BOS/EOS and no special-token parsing.
   const auto ids = tok->encode(text, /*add_special=*/!o.no_bos, /*parse_special=*/!o.no_bos);
   std::string line;

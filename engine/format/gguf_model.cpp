@@ -63,6 +63,7 @@ HParams gguf_hparams(const GgufFile& f) {
     if (*st == "linear") hp.rope_scaling.type = RopeScalingType::Linear;
     else if (*st == "none") hp.rope_scaling.type = RopeScalingType::None;
     else if (*st == "llama3") hp.rope_scaling.type = RopeScalingType::Llama3;
+    else if (*st == "longrope") hp.rope_scaling.type = RopeScalingType::LongRope;  // its factors are tensors (below)
     else f.fail("metadata", kv->offset, std::string(k.rope_scaling_type) + " '" + *st + "' is not supported");
   }
   if (auto fac = f.get_f32_opt(key(k.rope_scaling_factor))) {
@@ -78,6 +79,14 @@ HParams gguf_hparams(const GgufFile& f) {
   auto opt_u32 = [&](std::string_view name, uint32_t def) { return name.empty() ? def : f.get_u32_opt(key(name)).value_or(def); };
   auto opt_f32 = [&](std::string_view name, float def) { return name.empty() ? def : f.get_f32_opt(key(name)).value_or(def); };
   hp.sliding_window = opt_u32(k.sliding_window, d.sliding_window);
+  // Phi-3 GGUFs converted before llama.cpp wrote the window carry none; its loader then takes
+  // the published models' windows by shape (mini and medium 4k: 2047; mini 128k: 262144;
+  // medium 128k: 131072). The same file decodes alike here.
+  if (hp.arch == "phi3" && !f.find_kv(key(k.sliding_window))) {
+    if ((hp.n_layer == 32 || hp.n_layer == 40) && hp.n_ctx_train == 4096) hp.sliding_window = 2047;
+    else if (hp.n_layer == 32 && hp.n_head_kv == 32 && hp.n_ctx_train == 131072) hp.sliding_window = 262144;
+    else if (hp.n_layer == 40 && hp.n_ctx_train == 131072) hp.sliding_window = 131072;
+  }
   hp.sliding_window_pattern = opt_u32(k.sliding_window_pattern, d.sliding_window_pattern);
   hp.rope_base_local = opt_f32(k.rope_base_local, d.rope_base_local);
   hp.attn_softcap = opt_f32(k.attn_softcap, d.attn_softcap);
@@ -97,6 +106,20 @@ HParams gguf_hparams(const GgufFile& f) {
     std::memcpy(hp.rope_freq_factors.data(), rf->data, hp.rope_freq_factors.size() * sizeof(float));
     hp.rope_scaling.type = RopeScalingType::Llama3;
   }
+
+  // phi3's LongRope: llama.cpp's converter writes the short and long factors as tensors and the
+  // attention factor as a key; the short ones serve contexts up to the original length.
+  if (const GgufTensorInfo* sf = f.find_tensor("rope_factors_short.weight")) {
+    if (sf->dtype != DType::F32) f.fail("tensor info", sf->info_offset, "tensor 'rope_factors_short.weight' must be F32");
+    hp.rope_freq_factors.resize(static_cast<size_t>(sf->elements()));
+    std::memcpy(hp.rope_freq_factors.data(), sf->data, hp.rope_freq_factors.size() * sizeof(float));
+    hp.rope_scaling.type = RopeScalingType::LongRope;
+    if (!f.find_kv(key(k.rope_original_context))) hp.rope_scaling.original_context = hp.n_ctx_train;
+  } else if (const GgufTensorInfo* lf = f.find_tensor("rope_factors_long.weight")) {
+    f.fail("tensor info", lf->info_offset, "tensor 'rope_factors_long.weight' without 'rope_factors_short.weight'; "
+                                           "the short factors are the ones this engine runs");
+  }
+  if (!k.rope_attn_factor.empty()) hp.rope_attn_factor = f.get_f32_opt(key(k.rope_attn_factor)).value_or(1.0f);
 
   HParamsFields fields = hparams_fields("gguf", hp.arch);
   const GgufTensorInfo* emb = f.find_tensor("token_embd.weight");

@@ -66,6 +66,48 @@ void apply_layer_types(const json& types, HParams& hp, const std::string& path) 
            std::to_string(hp.sliding_window_pattern) + ") and no other mix");
 }
 
+// LongRope (phi3): the short factors become rope_freq_factors, the long ones are only checked
+// (the backend refuses contexts past the original length, where they would apply). The
+// attention factor is the block's attention_factor, else transformers' and llama.cpp's rule
+// sqrt(1 + ln s / ln original) for the extension s = max_position_embeddings / original.
+void read_longrope(const json& rs, const std::string& block, HParams& hp, const json& c, const ArchKeys& k,
+                   const std::string& path) {
+  auto fail = [&](const std::string& key, const std::string& why) { throw FormatError(path, "config", 0, block + "." + key + ": " + why); };
+  auto factors = [&](const char* key) {
+    if (!rs.contains(key) || !rs[key].is_array()) fail(key, "missing (a list of " + std::to_string(hp.rope_dim / 2) + " numbers)");
+    std::vector<float> v;
+    for (const json& x : rs[key]) {
+      if (!x.is_number()) fail(key, "holds " + x.dump() + ", not a number");
+      v.push_back(x.get<float>());
+    }
+    if (v.size() != hp.rope_dim / 2)
+      fail(key, "has " + std::to_string(v.size()) + " entries; rotating " + std::to_string(hp.rope_dim) +
+                    " dimensions of each head needs " + std::to_string(hp.rope_dim / 2));
+    return v;
+  };
+  RopeScaling& s = hp.rope_scaling;
+  s.type = RopeScalingType::LongRope;
+  hp.rope_freq_factors = factors("short_factor");
+  factors("long_factor");
+  // The original context: config.json's top-level key (Phi-3), else the block's, else the
+  // trained context (no extension).
+  double original = hp.n_ctx_train;
+  const std::string top(k.rope_original_context);
+  if (!top.empty() && c.contains(top) && c[top].is_number()) original = c[top].get<double>();
+  else if (rs.contains("original_max_position_embeddings") && rs["original_max_position_embeddings"].is_number())
+    original = rs["original_max_position_embeddings"].get<double>();
+  if (!(original >= 1.0 && original <= 1e9)) fail("original_max_position_embeddings", "is out of range");
+  s.original_context = static_cast<uint32_t>(original);
+  if (rs.contains("attention_factor") && !rs["attention_factor"].is_null()) {
+    if (!rs["attention_factor"].is_number()) fail("attention_factor", "not a number");
+    hp.rope_attn_factor = rs["attention_factor"].get<float>();
+  } else {
+    const double extension = rs.contains("factor") && rs["factor"].is_number() ? rs["factor"].get<double>()
+                                                                               : hp.n_ctx_train / original;
+    hp.rope_attn_factor = extension <= 1.0 ? 1.0f : static_cast<float>(std::sqrt(1.0 + std::log(extension) / std::log(original)));
+  }
+}
+
 HParams hf_hparams(const json& c, const std::string& path) {
   auto fail = [&](const std::string& key, const std::string& why) -> void { throw FormatError(path, "config", 0, key + ": " + why); };
   const std::string model_type = c.value("model_type", "");
@@ -108,6 +150,18 @@ HParams hf_hparams(const json& c, const std::string& path) {
   hp.n_vocab = u32(k.n_vocab, std::nullopt);
   hp.head_dim = u32(k.head_dim, hp.n_head ? hp.n_embd / hp.n_head : 0);
   hp.rope_dim = hp.head_dim;
+  // phi3 (Phi-4-mini) rotates the first part of each head only; the other halves-layout
+  // architectures take it as transformers does, and a Llama's row permutation has no such form.
+  if (c.contains("partial_rotary_factor") && !c["partial_rotary_factor"].is_null()) {
+    const float part = f32("partial_rotary_factor", 1.0f);
+    const double dims = static_cast<double>(hp.head_dim) * part;
+    if (!(part > 0.0f && part <= 1.0f) || dims != std::floor(dims) || static_cast<uint32_t>(dims) % 2 != 0)
+      fail("partial_rotary_factor", "is " + c["partial_rotary_factor"].dump() + "; head_dim " + std::to_string(hp.head_dim) +
+                                        " times it must be an even number of dimensions");
+    if (part != 1.0f && arch->hf_permute_qk)
+      fail("partial_rotary_factor", "is " + c["partial_rotary_factor"].dump() + "; a " + model_type + " model with it is not supported");
+    hp.rope_dim = static_cast<uint32_t>(dims);
+  }
   hp.n_ctx_train = u32(k.n_ctx_train, 0);
   hp.rms_eps = f32(k.rms_eps, 1e-6f);
   // transformers 5 writes rope_theta and the scaling block together, as rope_parameters; where
@@ -167,8 +221,10 @@ HParams hf_hparams(const json& c, const std::string& path) {
     } else if (type == "linear") {
       s.type = RopeScalingType::Linear;
       s.factor = rf("factor", 1.0f);
+    } else if (type == "longrope" || type == "su") {
+      read_longrope(rs, rope_block_name, hp, c, k, path);
     } else if (type != "default" && !type.empty()) {
-      fail(rope_block_name, "type '" + type + "' is not supported (llama3, linear)");
+      fail(rope_block_name, "type '" + type + "' is not supported (llama3, linear, longrope)");
     }
   }
   // Llama's Q/K rows are permuted to adjacent pairs below; the others keep HF's halves.

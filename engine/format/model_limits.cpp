@@ -73,11 +73,13 @@ HParamsFields hparams_fields(std::string_view format, std::string_view arch) {
     const std::string p = std::string(arch) + ".";
     const ArchKeys& k = a->gguf;
     auto key = [&](std::string_view suffix) { return p + std::string(suffix); };
+    // An architecture with a LongRope attention factor (phi3) carries its factors as rope_factors_*.
     return {key(k.n_embd),    key(k.n_layer),     key(k.n_head),    key(k.n_head_kv),        key(k.head_dim),
             key(k.n_ff),      key(k.n_vocab),     key(k.n_ctx_train), key(k.rope_base),       key(k.rms_eps),
-            p + "rope.scaling", key(k.rope_original_context), "rope_freqs.weight",
+            p + "rope.scaling", key(k.rope_original_context),
+            k.rope_attn_factor.empty() ? "rope_freqs.weight" : "rope_factors_short.weight",
             key(k.sliding_window), key(k.rope_base_local), key(k.attn_softcap), key(k.final_softcap),
-            key(k.query_pre_attn_scalar)};
+            key(k.query_pre_attn_scalar), key(k.rope_attn_factor)};
   }
   if (format == "hf") {
     const ArchKeys& k = a->hf;
@@ -85,16 +87,18 @@ HParamsFields hparams_fields(std::string_view format, std::string_view arch) {
             std::string(k.head_dim),  std::string(k.n_ff),        std::string(k.n_vocab),  std::string(k.n_ctx_train),
             std::string(k.rope_base), std::string(k.rms_eps),     "rope_scaling",          std::string(k.rope_original_context),
             "rope_scaling", std::string(k.sliding_window), std::string(k.rope_base_local), std::string(k.attn_softcap),
-            std::string(k.final_softcap), std::string(k.query_pre_attn_scalar)};
+            std::string(k.final_softcap), std::string(k.query_pre_attn_scalar), "rope_scaling.attention_factor"};
   }
   if (format == "llama2c")
     return {"dim", "n_layers", "n_heads", "n_kv_heads", "dim/n_heads", "hidden_dim", "vocab_size", "seq_len",
             "rope base", "norm epsilon", "rope scaling", "rope original context", "rope factors",
-            "sliding window", "local rope base", "attention soft-cap", "final soft-cap", "query scalar"};
+            "sliding window", "local rope base", "attention soft-cap", "final soft-cap", "query scalar",
+            "rope attention factor"};
   return {"n_embd",         "n_layer",         "n_head",       "n_head_kv",     "head_dim",
           "n_ff",           "n_vocab",         "n_ctx_train",  "rope_base",     "rms_eps",
           "rope_scaling",   "rope_scaling.original_context", "rope_freq_factors",
-          "sliding_window", "rope_base_local", "attn_softcap", "final_softcap", "query_pre_attn_scalar"};
+          "sliding_window", "rope_base_local", "attn_softcap", "final_softcap", "query_pre_attn_scalar",
+          "rope_attn_factor"};
 }
 
 void check_hparams_bounds(const HParams& hp, const std::string& file, const HParamsFields& f) {
@@ -133,6 +137,12 @@ void check_hparams_bounds(const HParams& hp, const std::string& file, const HPar
     if (s.original_context == 0) refuse(file, f.rope_original_context, "is 0");
     check_model_limit(file, f.rope_original_context, s.original_context, ModelQuantity::Context);
   }
+  if (s.type == RopeScalingType::LongRope) {
+    if (s.original_context == 0) refuse(file, f.rope_original_context, "is 0");
+    check_model_limit(file, f.rope_original_context, s.original_context, ModelQuantity::Context);
+  }
+  // It multiplies q and k: a scale, like a RoPE factor.
+  in_range(f.rope_attn_factor, hp.rope_attn_factor, 0.0, kMaxRopeFactor, true);
   for (size_t i = 0; i < hp.rope_freq_factors.size(); ++i) {
     const float x = hp.rope_freq_factors[i];
     if (!(std::isfinite(x) && x > 0.0f))

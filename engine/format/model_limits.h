@@ -31,6 +31,7 @@ struct HParamsFields {
   std::string n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_vocab, n_ctx_train, rope_base, rms_eps,
       rope_scaling, rope_original_context, rope_freq_factors;
   std::string sliding_window, rope_base_local, attn_softcap, final_softcap, query_pre_attn_scalar;
+  std::string rope_attn_factor;
 };
 // format: "gguf" (keys under `arch.`), "hf" (config.json), "llama2c" (header), "p64" (hparams section).
 HParamsFields hparams_fields(std::string_view format, std::string_view arch = "llama");

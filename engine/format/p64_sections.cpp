@@ -118,6 +118,7 @@ std::vector<uint8_t> encode_hparams(const HParams& hp, uint32_t* count) {
   if (hp.attn_softcap != 0.0f) kv.f32("attn_softcap", hp.attn_softcap);
   if (hp.final_softcap != 0.0f) kv.f32("final_softcap", hp.final_softcap);
   if (hp.query_pre_attn_scalar != 0.0f) kv.f32("query_pre_attn_scalar", hp.query_pre_attn_scalar);
+  if (hp.rope_attn_factor != 1.0f) kv.f32("rope_attn_factor", hp.rope_attn_factor);
   *count = kv.count;
   return std::move(kv.w.buffer());
 }
@@ -172,7 +173,7 @@ HParams decode_hparams(ByteReader& r, uint32_t count) {
     else if (key == "rms_eps") f32_into(hp.rms_eps);
     else if (key == "rope_scaling.type") {
       want(kU32);
-      if (u > static_cast<uint32_t>(RopeScalingType::Llama3)) r.fail_at(at, "rope_scaling.type " + std::to_string(u) + " is unknown");
+      if (u > static_cast<uint32_t>(RopeScalingType::LongRope)) r.fail_at(at, "rope_scaling.type " + std::to_string(u) + " is unknown");
       hp.rope_scaling.type = static_cast<RopeScalingType>(u);
     } else if (key == "rope_scaling.factor") f32_into(hp.rope_scaling.factor);
     else if (key == "rope_scaling.low_freq_factor") f32_into(hp.rope_scaling.low_freq_factor);
@@ -194,6 +195,7 @@ HParams decode_hparams(ByteReader& r, uint32_t count) {
     else if (key == "attn_softcap") f32_into(hp.attn_softcap);
     else if (key == "final_softcap") f32_into(hp.final_softcap);
     else if (key == "query_pre_attn_scalar") f32_into(hp.query_pre_attn_scalar);
+    else if (key == "rope_attn_factor") f32_into(hp.rope_attn_factor);
     // Keys this version does not know are skipped: they carry information, never layout.
   }
   if (r.remaining() != 0) r.fail(std::to_string(r.remaining()) + " bytes follow the last key");

@@ -24,7 +24,7 @@ P64OrderKey p64_order_key(const std::string& name) {
   int32_t layer = p64io::layer_of_tensor(name);
   if (layer >= 0) {
     // The order decode reads them, over every architecture's block (architecture.h).
-    static const char* const kOrder[] = {"attn_norm.weight",   "attn_q.weight",      "attn_q.bias",
+    static const char* const kOrder[] = {"attn_norm.weight",   "attn_qkv.weight",    "attn_q.weight",      "attn_q.bias",
                                          "attn_k.weight",      "attn_k.bias",        "attn_v.weight",
                                          "attn_v.bias",        "attn_q_norm.weight", "attn_k_norm.weight",
                                          "attn_output.weight", "post_attention_norm.weight", "ffn_norm.weight",

@@ -53,7 +53,10 @@ SourceModel load_source_model(const std::string& path, const std::string& tokeni
     src.hparams = gguf_hparams(*g);
     src.vocab = gguf_vocabulary(*g);
     for (const auto& t : g->tensors()) {
-      if (t.name == "rope_freqs.weight") continue;  // carried as hparams.rope_freq_factors
+      // Carried as hparams.rope_freq_factors (the long LongRope factors are not run: the backend
+      // refuses contexts that would need them).
+      if (t.name == "rope_freqs.weight" || t.name == "rope_factors_short.weight" || t.name == "rope_factors_long.weight")
+        continue;
       src.tensors.push_back(source_of(t.name, t.dtype, t.n_dims, t.ne, t.data));
     }
     src.keepalive.push_back(g);

@@ -1,6 +1,7 @@
 // Presets, tensor-type mixes and the tensor plan of synthetic models.
 #include "engine/format/synth.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -24,6 +25,8 @@ struct Preset {
   uint32_t sliding_window = 0;
   // Soft-caps (written to the GGUF); 0: the architecture's (gemma2 50 and 30).
   float attn_softcap = 0.0f, final_softcap = 0.0f;
+  // LongRope's original context (phi3); 0: no LongRope. Its factors are synthetic (below).
+  uint32_t longrope_original = 0;
 };
 
 // Hyperparameters of the published checkpoints (their config.json files).
@@ -56,6 +59,16 @@ constexpr Preset kPresets[] = {
     {"tiny-gemma2", "tiny gemma2 (synthetic)", "gemma2", 64, 26, 4, 2, 16, 128, 320, 512, 10000.0f, 1e-6f, 0.0f, true, 8,
      1.0f},
     {"tiny-gemma3", "tiny gemma3 (synthetic)", "gemma3", 64, 6, 4, 2, 32, 128, 320, 512, 1000000.0f, 1e-6f, 0.0f, true, 8},
+    // Phi-3.5-mini: 131072 positions from an original 4096 by LongRope, whose attention factor
+    // is then sqrt(1 + ln 32 / ln 4096) = 1.19; its window of 262144 covers every context.
+    // tiny-phi3 keeps that RoPE (the factor bends its scores by 1.19^2) with a window of 32
+    // positions, so a 128-token perplexity run crosses it. Their names spell neither "phi3" nor
+    // "phi-3": llama.cpp's vocabulary loader looks Phi-3's special tokens up by name in a model
+    // so named, and the synthetic vocabulary has none.
+    {"phi-3.5-mini", "Phi 3.5 mini (synthetic)", "phi3", 3072, 32, 32, 32, 96, 8192, 32064, 131072, 10000.0f, 1e-5f, 0.0f,
+     false, 262144, 0.0f, 0.0f, 4096},
+    {"tiny-phi3", "tiny phi 3 (synthetic)", "phi3", 64, 2, 4, 2, 16, 128, 320, 131072, 10000.0f, 1e-5f, 0.0f, false, 32,
+     0.0f, 0.0f, 4096},
 };
 
 std::string known_presets() {
@@ -110,6 +123,13 @@ HParams synth_preset(std::string_view name) {
       hp.rope_scaling.original_context = 8192;
       hp.rope_freq_factors = llama3_rope_freq_factors(hp);
     }
+    if (p.longrope_original > 0) {
+      hp.rope_scaling.type = RopeScalingType::LongRope;
+      hp.rope_scaling.original_context = p.longrope_original;
+      hp.rope_freq_factors = synth_longrope_factors(hp, false);
+      const double extension = static_cast<double>(p.n_ctx) / p.longrope_original;
+      hp.rope_attn_factor = static_cast<float>(std::sqrt(1.0 + std::log(extension) / std::log(static_cast<double>(p.longrope_original))));
+    }
     return hp;
   }
   throw Error("synth: unknown preset '" + std::string(name) + "' (known: " + known_presets() + ")");
@@ -150,6 +170,8 @@ DType synth_matrix_type(SynthQuant q, std::string_view base, int layer, int n_la
     case SynthQuant::Q4_K_M:
       if (is_output) t = DType::Q6_K;
       else if ((base == "attn_v" || base == "ffn_down") && use_more_bits(layer, n_layer)) t = DType::Q6_K;
+      // llama-quantize makes a fused attn_qkv Q5_K here; the cpu backend has no Q5_K kernel,
+      // so the mix keeps it Q4_K (llama.cpp's file is larger by a bit per attn_qkv weight).
       else t = DType::Q4_K;
       break;
   }
@@ -181,6 +203,20 @@ std::vector<float> llama3_rope_freq_factors(const HParams& hp) {
   return f;
 }
 
+std::vector<float> synth_longrope_factors(const HParams& hp, bool long_factors) {
+  // Published short factors rise from 1 to a few over the pairs, the long ones much further;
+  // these follow that shape: short 1 + 2 x^2 and long short x (1 + (extension - 1) x), x in [0, 1].
+  const uint32_t pairs = hp.rope_dim / 2;
+  const double extension = std::max(1.0, static_cast<double>(hp.n_ctx_train) / hp.rope_scaling.original_context);
+  std::vector<float> f;
+  for (uint32_t i = 0; i < pairs; ++i) {
+    const double x = pairs > 1 ? static_cast<double>(i) / (pairs - 1) : 0.0;
+    const double short_factor = 1.0 + 2.0 * x * x;
+    f.push_back(static_cast<float>(long_factors ? short_factor * (1.0 + (extension - 1.0) * x) : short_factor));
+  }
+  return f;
+}
+
 uint64_t SynthPlan::tensor_bytes() const {
   uint64_t b = 0;
   for (const auto& t : tensors) b += t.bytes;
@@ -204,6 +240,10 @@ SynthPlan plan_synth(const HParams& hp, SynthQuant quant) {
   const Architecture& arch = architecture(hp.arch, "synth");
   if (hp.rope_scaling.type == RopeScalingType::Llama3)
     add("rope_freqs.weight", DType::F32, {static_cast<int64_t>(hp.rope_dim / 2)}, SynthRole::RopeFreqs);
+  if (hp.rope_scaling.type == RopeScalingType::LongRope) {
+    add("rope_factors_long.weight", DType::F32, {static_cast<int64_t>(hp.rope_dim / 2)}, SynthRole::RopeFactorsLong);
+    add("rope_factors_short.weight", DType::F32, {static_cast<int64_t>(hp.rope_dim / 2)}, SynthRole::RopeFreqs);
+  }
   // The architecture's tensors in its table's order; a 1-D one is a norm, a bias or a q/k norm.
   auto tensor = [&](const ArchTensor& t, const std::string& prefix, int layer) {
     const int64_t ne0 = arch_dim(hp, t.ne0), ne1 = arch_dim(hp, t.ne1);

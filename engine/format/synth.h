@@ -22,7 +22,8 @@ namespace p64 {
 // 32-block type), tiny-k (256 wide with a 320 FFN, so a Q4_K_M mix holds Q4_K, Q6_K, Q5_0 and
 // Q8_0 tensors), tiny-qwen2 and tiny-qwen3 (tiny's width in those architectures, untied;
 // tiny-qwen3's head_dim is not n_embd / n_head), gemma-2-2b, gemma-3-1b, tiny-gemma2 and
-// tiny-gemma3 (tiny's width, sliding windows of 8 positions).
+// tiny-gemma3 (tiny's width, sliding windows of 8 positions), phi-3.5-mini and tiny-phi3
+// (LongRope with synthetic factors, fused qkv and gate_up).
 std::vector<std::string> synth_preset_names();
 // Hyperparameters of a preset; throws p64::Error listing the known names.
 HParams synth_preset(std::string_view name);
@@ -37,7 +38,8 @@ uint32_t synth_file_type(SynthQuant q);  // llama_ftype: Q4_K_M 15, Q8_0 7, F16 
 enum class SynthRole {
   Matrix,     // random weights, std SynthOptions::weight_std
   Norm,       // F32 ones
-  RopeFreqs,  // F32 llama3 frequency factors
+  RopeFreqs,  // F32 llama3 frequency factors, or LongRope's short ones (HParams::rope_freq_factors)
+  RopeFactorsLong,  // F32 LongRope long factors (synth_longrope_factors)
   Bias,       // F32 random, std 4 x weight_std: a forward pass without it decodes other tokens
   RandomNorm, // F32 random in [0.5, 1.5): norm weights (q/k norms, Gemma's) a kernel must not take for ones
 };
@@ -67,6 +69,10 @@ SynthPlan plan_synth(const HParams& hp, SynthQuant quant);
 
 // llama3 rope frequency factors (rope_freqs.weight) as llama.cpp's converter computes them.
 std::vector<float> llama3_rope_freq_factors(const HParams& hp);
+
+// Synthetic LongRope factors of the shape published ones have (rising over the pairs; the
+// long ones by up to n_ctx_train / original_context): short (false) or long (true).
+std::vector<float> synth_longrope_factors(const HParams& hp, bool long_factors);
 
 // A valid SentencePiece-style vocabulary of n tokens (n >= 259): <unk>, <s>, </s>, the 256
 // byte tokens <0x00>..<0xFF>, then distinct pieces with decreasing scores.

@@ -43,6 +43,11 @@ void add_model_metadata(GgufWriter& w, const SynthPlan& plan) {
   if (!k.sliding_window.empty() && hp.sliding_window) w.add_u32(key(k.sliding_window), hp.sliding_window);
   if (!k.attn_softcap.empty() && hp.attn_softcap != 0.0f) w.add_f32(key(k.attn_softcap), hp.attn_softcap);
   if (!k.final_softcap.empty() && hp.final_softcap != 0.0f) w.add_f32(key(k.final_softcap), hp.final_softcap);
+  // LongRope's factors are tensors; its original context and attention factor are keys.
+  if (hp.rope_scaling.type == RopeScalingType::LongRope) {
+    w.add_u32(key(k.rope_original_context), hp.rope_scaling.original_context);
+    if (!k.rope_attn_factor.empty()) w.add_f32(key(k.rope_attn_factor), hp.rope_attn_factor);
+  }
 }
 
 void add_vocabulary(GgufWriter& w, const Vocabulary& v) {
@@ -98,6 +103,11 @@ GgufWriter make_synth_writer(const SynthPlan& plan, const SynthOptions& options)
         if (factors.empty()) factors = llama3_rope_freq_factors(plan.hp);
         if (static_cast<int64_t>(factors.size()) != t.ne[0])
           throw Error("synth: rope_freqs needs " + std::to_string(t.ne[0]) + " factors, have " + std::to_string(factors.size()));
+        fill = [factors](uint8_t* dst, int64_t, int64_t) { std::memcpy(dst, factors.data(), factors.size() * sizeof(float)); };
+        break;
+      }
+      case SynthRole::RopeFactorsLong: {
+        const std::vector<float> factors = synth_longrope_factors(plan.hp, true);
         fill = [factors](uint8_t* dst, int64_t, int64_t) { std::memcpy(dst, factors.data(), factors.size() * sizeof(float)); };
         break;
       }

@@ -18,8 +18,8 @@ double ModelFlops::prefill(int prompt_tokens) const {
 ModelFlops model_flops(const Model& model) {
   ModelFlops f;
   for (const LayerWeights& l : model.layers())
-    for (const TensorView* t : {l.wq, l.wk, l.wv, l.wo, l.w_gate, l.w_up, l.w_down})
-      f.block_params += static_cast<double>(t->elements());
+    for (const TensorView* t : {l.wq, l.wk, l.wv, l.wo, l.w_gate, l.w_up, l.w_down, l.wqkv, l.w_gate_up})
+      if (t) f.block_params += static_cast<double>(t->elements());
   f.output_params = static_cast<double>(model.output().elements());
   f.attention_width = static_cast<double>(model.hparams().n_layer) * model.hparams().q_dim();
   return f;

@@ -24,9 +24,9 @@ uint64_t op_bytes(const Model& model, uint64_t kv_bytes_per_position, const OpSp
   const auto& layers = model.layers();
   if (span.layer < 0 || static_cast<size_t>(span.layer) >= layers.size()) return 0;
   const LayerWeights& w = layers[static_cast<size_t>(span.layer)];
-  if (name == "qkv") return sum_bytes({w.wq, w.wk, w.wv, w.bq, w.bk, w.bv});
+  if (name == "qkv") return sum_bytes({w.wq, w.wk, w.wv, w.bq, w.bk, w.bv, w.wqkv});
   if (name == "o") return sum_bytes({w.wo});
-  if (name == "gate_up") return sum_bytes({w.w_gate, w.w_up});
+  if (name == "gate_up") return sum_bytes({w.w_gate, w.w_up, w.w_gate_up});
   if (name == "down") return sum_bytes({w.w_down});
   // A prefill span covers a batch of positions the span does not record: its KV traffic is unknown.
   if (span.prefill || kv_bytes_per_position == 0 || layers.empty()) return 0;

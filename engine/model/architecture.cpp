@@ -92,10 +92,34 @@ constexpr ArchTensor kGemma2Block[] = {kAttnNorm,     kWq,   kWk, kWv,   kWo,   
 constexpr ArchTensor kGemma3Block[] = {kAttnNorm,     kWq,   kWk, kWv,   kQNorm,      kKNorm, kWo, kPostAttnNorm,
                                        kGemmaFfnNorm, kGate, kUp, kDown, kPostFfnNorm};
 
+// phi3: one matrix for q, k and v and one for gate and up, as Microsoft's checkpoints and
+// llama.cpp's GGUFs hold them (llama.cpp's ffn_up of a phi3 is the fused gate_up).
+constexpr ArchTensor kPhi3Block[] = {
+    kAttnNorm,
+    {R::Wqkv, "attn_qkv.weight", "self_attn.qkv_proj.weight", D::Embd, D::QkvDim},
+    kWo,
+    kFfnNorm,
+    {R::GateUp, "ffn_up.weight", "mlp.gate_up_proj.weight", D::Embd, D::Ff2},
+    kDown};
+
+// phi3's GGUF spells LongRope's attention factor and the window (llama.cpp's converter writes
+// 0 for none, Phi-4); HF's config names the original context at its top level.
+constexpr ArchKeys phi3_gguf() {
+  ArchKeys k = with_window(kLlamaFamilyGguf, "attention.sliding_window");
+  k.rope_attn_factor = "rope.scaling.attn_factor";
+  return k;
+}
+constexpr ArchKeys phi3_hf() {
+  ArchKeys k = with_window(kLlamaFamilyHf, "sliding_window");
+  k.rope_original_context = "original_max_position_embeddings";
+  return k;
+}
+
 constexpr std::string_view kLlamaFlagsOff[] = {"attention_bias", "mlp_bias"};
 constexpr std::string_view kQwen2FlagsOff[] = {"use_sliding_window"};
 constexpr std::string_view kQwen3FlagsOff[] = {"attention_bias", "use_sliding_window"};
 constexpr std::string_view kGemmaFlagsOff[] = {"attention_bias"};
+constexpr std::string_view kPhi3FlagsOff[] = {"attention_bias", "mlp_bias"};
 
 // gemma2: local and global layers alternate, local first; soft-caps 50 (attention) and 30
 // (logits). gemma3: five local layers to a global one, local RoPE base 10000, no soft-caps.
@@ -107,6 +131,7 @@ const Architecture kArchitectures[] = {
      kLlamaFlagsOff, RopeLayout::Adjacent, true, kGlobals, kLlamaBlock},
     {"qwen2", "qwen2", kLlamaFamilyGguf, kLlamaFamilyHf, kQwen2FlagsOff, RopeLayout::Halves, false, kGlobals, kQwen2Block},
     {"qwen3", "qwen3", kLlamaFamilyGguf, kLlamaFamilyHf, kQwen3FlagsOff, RopeLayout::Halves, false, kGlobals, kQwen3Block},
+    {"phi3", "phi3", phi3_gguf(), phi3_hf(), kPhi3FlagsOff, RopeLayout::Halves, false, kGlobals, kPhi3Block},
     {"gemma2", "gemma2", gemma_gguf(true), gemma_hf(false), kGemmaFlagsOff, RopeLayout::Halves, false, kGlobals,
      kGemma2Block, kGemma2Defaults, FfnActivation::GeluTanh, true, true},
     // HF's text-only Gemma 3 (gemma-3-1b; the 4B+ checkpoints wrap it with a vision tower).
@@ -160,6 +185,8 @@ int64_t arch_dim(const HParams& hp, ArchDim d) {
     case ArchDim::Ff: return hp.n_ff;
     case ArchDim::Vocab: return hp.n_vocab;
     case ArchDim::HeadDim: return hp.head_dim;
+    case ArchDim::QkvDim: return static_cast<int64_t>(hp.q_dim()) + 2 * static_cast<int64_t>(hp.kv_dim());
+    case ArchDim::Ff2: return 2 * static_cast<int64_t>(hp.n_ff);
   }
   return 0;
 }

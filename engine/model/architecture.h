@@ -4,7 +4,7 @@
 // their shapes, and how the file's q/k rows pair the dimensions RoPE rotates. Readers,
 // Model, the P64 writer and the synth presets all take their names from here; what differs in
 // the forward pass is a few named branches of the CPU backend (qkv bias, q/k norm, post-norms,
-// GeGLU, embedding scale, soft-capping, sliding windows).
+// GeGLU, embedding scale, soft-capping, sliding windows, fused qkv and gate_up).
 #include <cstdint>
 #include <span>
 #include <string>
@@ -15,7 +15,8 @@
 namespace p64 {
 
 // A tensor's extent along one axis, in the model's own sizes.
-enum class ArchDim { One, Embd, QDim, KvDim, Ff, Vocab, HeadDim };
+// QkvDim: q, k and v rows of a fused projection (q_dim + 2 kv_dim); Ff2: gate and up rows (2 n_ff).
+enum class ArchDim { One, Embd, QDim, KvDim, Ff, Vocab, HeadDim, QkvDim, Ff2 };
 
 // What a tensor is to the forward pass (the field of LayerWeights / Model it fills).
 enum class ArchRole {
@@ -24,6 +25,8 @@ enum class ArchRole {
   Bq, Bk, Bv,                                         // qkv bias (qwen2)
   QNorm, KNorm,                                       // per-head RMSNorm of q and k (qwen3, gemma3)
   PostAttnNorm, PostFfnNorm,  // RMSNorm of the attention / FFN output before its residual add (gemma2, gemma3)
+  Wqkv,    // q, k and v rows in one matrix, in that order (phi3)
+  GateUp,  // gate rows then up rows in one matrix (phi3; llama.cpp names it ffn_up)
 };
 
 // The FFN's gate: SwiGLU silu(gate) * up, or GeGLU gelu(gate) * up with GELU's tanh
@@ -48,6 +51,8 @@ struct ArchKeys {
       rope_base, rms_eps, rope_scaling_type, rope_scaling_factor, rope_original_context;
   std::string_view sliding_window, sliding_window_pattern, rope_base_local, attn_softcap, final_softcap,
       query_pre_attn_scalar;
+  // LongRope's attention factor where the format writes it (phi3's GGUF; HF derives it).
+  std::string_view rope_attn_factor;
 };
 
 // The values of HParams' sliding-window, local-RoPE and soft-capping fields that a file leaving

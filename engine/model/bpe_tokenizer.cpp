@@ -19,7 +19,7 @@ class BpeTokenizer final : public Tokenizer {
   explicit BpeTokenizer(const Vocabulary& v) : Tokenizer(v), pre_(PreTokenizer::for_name(v.pre)) {
     // Llama 3 (like tiktoken) takes a word that is itself a token as that token, whatever
     // the merges would make of it (tokenizer.json "ignore_merges": true).
-    ignore_merges_ = pre_->name() == "llama-bpe";
+    ignore_merges_ = pre_->ignore_merges();
     merge_rank_.reserve(vocab_.merges.size());
     for (size_t r = 0; r < vocab_.merges.size(); ++r) {
       const std::string& m = vocab_.merges[r];

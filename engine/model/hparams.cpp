@@ -27,6 +27,9 @@ void validate(const HParams& hp, const std::string& source) {
   if (!hp.rope_freq_factors.empty() && hp.rope_freq_factors.size() != hp.rope_dim / 2)
     fail("rope_freq_factors has " + std::to_string(hp.rope_freq_factors.size()) + " entries, expected " +
          std::to_string(hp.rope_dim / 2));
+  if (!(std::isfinite(hp.rope_attn_factor) && hp.rope_attn_factor > 0.0f)) fail("rope_attn_factor must be finite and > 0 (1: none)");
+  if (hp.rope_scaling.type == RopeScalingType::LongRope && hp.rope_freq_factors.empty())
+    fail("longrope scaling without its short factors (rope_freq_factors)");
   // 0 means "none" for each; a negative or non-finite value means nothing.
   for (auto [name, v] : {std::pair{"rope_base_local", hp.rope_base_local}, {"attn_softcap", hp.attn_softcap},
                          {"final_softcap", hp.final_softcap}, {"query_pre_attn_scalar", hp.query_pre_attn_scalar}})

@@ -8,18 +8,20 @@ namespace p64 {
 // How RoPE pairs the elements of a head. GGUF `llama` files and llama2.c rotate adjacent
 // pairs (2i, 2i+1); Hugging Face checkpoints rotate halves (i, i + d/2) unless the importer
 // permuted Q/K rows the way llama.cpp's converter does for Llama. A Llama is always imported
-// Adjacent; qwen2, qwen3, gemma2 and gemma3 keep their halves, from GGUF (llama.cpp's NEOX rope
+// Adjacent; qwen2, qwen3, phi3, gemma2 and gemma3 keep their halves, from GGUF (llama.cpp's NEOX rope
 // type) and HF alike (engine/model/architecture.h says which is which).
 enum class RopeLayout : uint32_t { Adjacent = 0, Halves = 1 };
 
-enum class RopeScalingType : uint32_t { None = 0, Linear = 1, Llama3 = 2 };
+// LongRope (phi3's "longrope", earlier "su"): per-frequency divisors, the short ones for
+// contexts within original_context (HParams::rope_freq_factors), and an attention factor.
+enum class RopeScalingType : uint32_t { None = 0, Linear = 1, Llama3 = 2, LongRope = 3 };
 
 struct RopeScaling {
   RopeScalingType type = RopeScalingType::None;
   float factor = 1.0f;
   float low_freq_factor = 1.0f;   // llama3 only
   float high_freq_factor = 4.0f;  // llama3 only
-  uint32_t original_context = 8192;
+  uint32_t original_context = 8192;  // llama3; longrope: the longest context its short factors serve
 };
 
 // Llama-family hyperparameters, one name per concept across engine, CLI and store.
@@ -39,8 +41,13 @@ struct HParams {
   float rms_eps = 1e-5f;
   RopeScaling rope_scaling;
   // Per-frequency divisors (GGUF `rope_freqs` tensor, length rope_dim/2); empty when the
-  // scaling is computed from rope_scaling instead.
+  // scaling is computed from rope_scaling instead. LongRope: its short factors (GGUF
+  // `rope_factors_short`, HF short_factor).
   std::vector<float> rope_freq_factors;
+  // LongRope's attention factor: the rotated dimensions of q and k are multiplied by it after
+  // RoPE (llama.cpp's rope.scaling.attn_factor, transformers' attention_scaling; Phi-3.5-mini
+  // sqrt(1 + ln 32 / ln 4096) = 1.19). 1: none.
+  float rope_attn_factor = 1.0f;
   RopeLayout rope_layout = RopeLayout::Adjacent;
   bool tied_output = false;       // output projection shares token_embd
   uint32_t file_type = 0;         // GGUF general.file_type (llama_ftype), informational

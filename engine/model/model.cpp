@@ -69,6 +69,8 @@ std::shared_ptr<const Model> Model::from_parts(std::string source, HParams hp, V
         case ArchRole::KNorm: l.k_norm = v; break;
         case ArchRole::PostAttnNorm: l.post_attn_norm = v; break;
         case ArchRole::PostFfnNorm: l.post_ffn_norm = v; break;
+        case ArchRole::Wqkv: l.wqkv = v; break;
+        case ArchRole::GateUp: l.w_gate_up = v; break;
         default: throw Error(m->source_ + ": tensor '" + p + std::string(t.gguf) + "' is not a block tensor");
       }
     }
@@ -80,7 +82,7 @@ uint64_t Model::weight_bytes() const {
   uint64_t total = output_->bytes + output_norm_->bytes;
   for (const auto& l : layers_)
     for (const TensorView* t : {l.attn_norm, l.wq, l.wk, l.wv, l.wo, l.ffn_norm, l.w_gate, l.w_up, l.w_down, l.bq, l.bk,
-                                l.bv, l.q_norm, l.k_norm, l.post_attn_norm, l.post_ffn_norm})
+                                l.bv, l.q_norm, l.k_norm, l.post_attn_norm, l.post_ffn_norm, l.wqkv, l.w_gate_up})
       if (t) total += t->bytes;
   return total;
 }

@@ -54,6 +54,9 @@ struct LayerWeights {
   const TensorView* k_norm = nullptr;     // [head_dim]
   const TensorView* post_attn_norm = nullptr;  // [n_embd] norm of the attention output (gemma2, gemma3)
   const TensorView* post_ffn_norm = nullptr;   // [n_embd] norm of the FFN output
+  // phi3 fuses the projections that read the same input; wq..wv, w_gate and w_up are then nullptr.
+  const TensorView* wqkv = nullptr;       // [n_embd, q_dim + 2 kv_dim]: q, k, v rows
+  const TensorView* w_gate_up = nullptr;  // [n_embd, 2 n_ff]: gate rows, then up rows
 };
 
 // A model ready for a backend: hyperparameters, vocabulary and tensor views. Built by the

@@ -18,15 +18,59 @@ const char* const kLlama3 =
 const char* const kQwen2 =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
-const std::map<std::string, std::vector<const char*>>& pattern_table() {
-  static const std::map<std::string, std::vector<const char*>> table = {
-      {"llama-bpe", {kLlama3}},
-      {"gpt-2", {kGpt2}},
-      {"qwen2", {kQwen2}},
+// Poro, BLOOM and GPT-3 Finnish: a word is what runs up to whitespace or one of these marks
+// (the parentheses and the bar are inside the class, as the models' tokenizer.json has them).
+const char* const kPoro = R"( ?[^(\s|.,!?…。，、।۔،)]+)";
+// Mistral's Tekken (Mistral Nemo): words split at a change from lower to upper case, single digits.
+const char* const kTekken =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// GPT-4o (tiktoken's o200k_base): Tekken's case split with the contractions kept on the word,
+// digits in threes.
+const char* const kGpt4o =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+// ChatGLM-4: Llama 3's expression with the contractions' case spelled out per letter.
+const char* const kChatGlm4 =
+    R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
+// DeepSeek V3 (and R1): a punctuation mark may lead an ASCII word; letters with their marks.
+const char* const kDeepseekV3 =
+    R"re([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)re";
+
+struct PreTokenizerSpec {
+  std::vector<const char*> patterns;
+  // A word that is itself a token is taken as that token, whatever the merges would make of it
+  // (tokenizer.json "ignore_merges": true; llama.cpp does it for Llama 3 and Tekken).
+  bool ignore_merges = false;
+};
+
+const std::map<std::string, PreTokenizerSpec>& pattern_table() {
+  static const std::map<std::string, PreTokenizerSpec> table = {
+      {"llama-bpe", {{kLlama3}, true}},
+      // DBRX and Smaug: Llama 3's expression, merges applied to every word.
+      {"dbrx", {{kLlama3}}},
+      {"gpt-2", {{kGpt2}}},
+      {"qwen2", {{kQwen2}}},
       // SmolLM/StarCoder: digits split one by one (HF Digits(individual_digits)), then GPT-2's.
-      {"smollm", {R"(\p{N})", kGpt2}},
+      {"smollm", {{R"(\p{N})", kGpt2}}},
+      // DeepSeek Coder: line breaks alone, letters and punctuation runs each with one leading
+      // space, CJK and Hangul runs, single digits.
+      {"deepseek-coder", {{R"([\r\n])", R"(\s?\p{L}+)", R"(\s?\p{P}+)", R"([一-龥ࠀ-一가-퟿]+)", R"(\p{N})"}}},
+      // Falcon: punctuation runs (the backtick among them), GPT-2's words, then digits in threes.
+      {"falcon", {{R"([\p{P}\$\+<=>\^~\|`]+)", kGpt2, R"([0-9][0-9][0-9])"}}},
+      {"poro", {{kPoro}}},
+      {"viking", {{kPoro, R"(\p{N})"}}},
+      {"chatglm-bpe", {{kChatGlm4}}},
+      {"tekken", {{kTekken}, true}},
+      // DeepSeek V3: digits in threes, CJK and kana runs, then its word expression.
+      {"deepseek-v3", {{R"(\p{N}{1,3})", R"([一-龥぀-ゟ゠-ヿ]+)", kDeepseekV3}}},
+      // Chameleon: its sentinel and image tokens, tabs, newlines and runs of two or four spaces,
+      // single digits, single punctuation marks, then GPT-2's words.
+      {"chameleon",
+       {{R"(<sentinel:[0-9]+>)", R"((IMGIMG)((A|B|C|D|E|F|G|H|I){1,4})Z)", R"(([\t\n]|    |  ))", R"(\p{N})",
+         R"([\p{P}!-/:-@\[-`{-~])", kGpt2}}},
+      {"gpt-4o", {{kGpt4o}}},
       // llama.cpp's fallback for BPE vocabularies without a known pre-tokenizer.
-      {"default", {R"([\p{P}\$\+<=>\^~\|]+)", kGpt2, R"(\p{N}+)", R"([0-9][0-9][0-9])"}},
+      {"default", {{R"([\p{P}\$\+<=>\^~\|]+)", kGpt2, R"(\p{N}+)", R"([0-9][0-9][0-9])"}}},
   };
   return table;
 }
@@ -39,6 +83,13 @@ const std::map<std::string, std::string>& alias_table() {
       {"gpt2", "gpt-2"},          {"mpt", "gpt-2"},          {"olmo", "gpt-2"},
       {"jais", "gpt-2"},          {"qwen2", "qwen2"},        {"stablelm2", "qwen2"},
       {"deepseek-r1-qwen", "qwen2"}, {"default", "default"}, {"", "default"},
+      // The names llama.cpp's converter writes for the same expressions.
+      {"phi-2", "gpt-2"},         {"roberta-bpe", "gpt-2"},  {"exaone", "smollm"},
+      {"minerva-7b", "smollm"},   {"dbrx", "dbrx"},          {"smaug-bpe", "dbrx"},
+      {"deepseek-coder", "deepseek-coder"}, {"falcon", "falcon"}, {"poro-chat", "poro"},
+      {"poro", "poro"},           {"bloom", "poro"},         {"gpt3-finnish", "poro"},
+      {"viking", "viking"},       {"chatglm-bpe", "chatglm-bpe"}, {"tekken", "tekken"},
+      {"gpt-4o", "gpt-4o"},       {"deepseek-v3", "deepseek-v3"}, {"chameleon", "chameleon"},
   };
   return aliases;
 }
@@ -54,6 +105,13 @@ struct PreTokenizer::Pattern {
 
 PreTokenizer::~PreTokenizer() = default;
 
+std::string PreTokenizer::known_names() {
+  std::string s;
+  for (const auto& [alias, name] : alias_table())
+    if (!alias.empty()) s += (s.empty() ? "" : ", ") + alias;
+  return s;
+}
+
 std::string PreTokenizer::canonical_name(const std::string& pre) {
   auto it = alias_table().find(pre);
   return it == alias_table().end() ? std::string() : it->second;
@@ -62,11 +120,12 @@ std::string PreTokenizer::canonical_name(const std::string& pre) {
 std::unique_ptr<PreTokenizer> PreTokenizer::for_name(const std::string& pre) {
   const std::string name = canonical_name(pre);
   if (name.empty())
-    throw Error("unknown pre-tokenizer \"" + pre +
-                "\" (known: llama-bpe/llama3, smollm/starcoder, gpt-2/gpt2, qwen2/stablelm2, default)");
+    throw Error("unknown pre-tokenizer \"" + pre + "\" (known: " + known_names() + ")");
   std::unique_ptr<PreTokenizer> p(new PreTokenizer());
   p->name_ = name;
-  for (const char* source : pattern_table().at(name)) {
+  const PreTokenizerSpec& spec = pattern_table().at(name);
+  p->ignore_merges_ = spec.ignore_merges;
+  for (const char* source : spec.patterns) {
     int err = 0;
     PCRE2_SIZE err_at = 0;
     // UTF + UCP: \s, \p{L}, \d follow Unicode; MATCH_INVALID_UTF: stray bytes in the input

@@ -8,6 +8,14 @@
 
 namespace p64 {
 
+std::unique_ptr<Tokenizer> Tokenizer::create(const Vocabulary& vocab, const std::string& source) {
+  try {
+    return create(vocab);
+  } catch (const Error& e) {
+    throw Error(source + ": " + e.what());
+  }
+}
+
 std::unique_ptr<Tokenizer> Tokenizer::create(const Vocabulary& vocab) {
   if (vocab.tokens.empty()) throw Error("tokenizer: the vocabulary is empty");
   if (!vocab.types.empty() && vocab.types.size() != vocab.tokens.size())

@@ -18,6 +18,9 @@ class Tokenizer {
   // SentencePiece or byte-level BPE by vocab.kind. Throws p64::Error for an empty vocabulary,
   // an unknown pre-tokenizer name or special ids outside the vocabulary.
   static std::unique_ptr<Tokenizer> create(const Vocabulary& vocab);
+  // The same, with `source` (the model's file) starting the message of an error: "m.gguf:
+  // unknown pre-tokenizer ...".
+  static std::unique_ptr<Tokenizer> create(const Vocabulary& vocab, const std::string& source);
   virtual ~Tokenizer();
 
   // add_special: BOS (and EOS) as the vocabulary asks (add_bos / add_eos).

@@ -1,8 +1,8 @@
 // The CPU reference backend. The forward pass reads top to bottom in forward(): each step of
 // the Llama block is headed by its name, and the steps only some architectures have are named
 // branches on the tensors the model has (qwen2's qkv bias, the q/k norm of qwen3 and gemma3,
-// gemma's post-norms), on its table (gemma's embedding scale and GeGLU) or on its
-// hyperparameters (sliding windows, soft-caps); the kernels it calls (cpu_matmul, cpu_ops, the
+// gemma's post-norms, phi3's fused qkv and gate_up), on its table (gemma's embedding scale and GeGLU) or on its
+// hyperparameters (sliding windows, soft-caps, LongRope's attention factor); the kernels it calls (cpu_matmul, cpu_ops, the
 // dot kernels) are where the speed comes from.
 #include "engine/runtime/cpu_backend.h"
 #include "engine/runtime/host_memory.h"
@@ -140,6 +140,17 @@ class CpuBackend final : public Backend {
     n_ctx_ = options.max_context;
     if (hp_.n_ctx_train > 0) n_ctx_ = std::min(n_ctx_, hp_.n_ctx_train);
     if (n_ctx_ == 0) throw Error("cpu backend: max_context is 0");
+    // LongRope: the short factors serve contexts up to original_context; beyond it llama.cpp and
+    // transformers switch to the long factors, which this backend does not implement.
+    if (hp_.rope_scaling.type == RopeScalingType::LongRope && n_ctx_ > hp_.rope_scaling.original_context) {
+      const std::string why = "cpu backend: " + model_->source() + ": a context of " + std::to_string(n_ctx_) +
+                              " positions is past the " + std::to_string(hp_.rope_scaling.original_context) +
+                              " that this " + hp_.arch + " model's short LongRope factors serve, and its long factors "
+                              "are not implemented; lower max_context (--ctx) to at most " +
+                              std::to_string(hp_.rope_scaling.original_context);
+      model_.reset(), n_ctx_ = 0;
+      throw Error(why);
+    }
 
     pool_ = std::make_unique<ThreadPool>(options.threads);
     matmul_ = std::make_unique<cpu::Matmul>(*pool_, isa_, sw.flag("int8_activations"));
@@ -207,6 +218,8 @@ class CpuBackend final : public Backend {
     att_.assign(B * Q, 0);
     hb_.assign(B * F, 0);
     hb2_.assign(B * F, 0);
+    const bool fused = model_->architecture().has(ArchRole::Wqkv) || model_->architecture().has(ArchRole::GateUp);
+    fused_.assign(fused ? B * std::max(Q + 2 * KV, 2 * F) : 0, 0);
     final_.assign(E, 0);
     logits_.assign(hp_.n_vocab, 0);
     matmul_->reserve(static_cast<int64_t>(std::max({E, Q, F})), kMaxBatch);
@@ -261,7 +274,7 @@ class CpuBackend final : public Backend {
   uint64_t device_memory_peak() const override {
     if (!model_) return 0;
     const size_t floats = x_.size() + xb_.size() + q_.size() + k_.size() + v_.size() + att_.size() + hb_.size() +
-                          hb2_.size() + final_.size() + logits_.size() + scores_.size();
+                          hb2_.size() + fused_.size() + final_.size() + logits_.size() + scores_.size();
     return model_->weight_bytes() + kv_bytes_ + 4 * floats;
   }
 
@@ -336,7 +349,18 @@ class CpuBackend final : public Backend {
       timer_.mark("rms_attn", OpGroup::Rms, L);
 
       // qkv matmuls
-      mm.run({{w.wq, q_.data(), Q}, {w.wk, k_.data(), KV}, {w.wv, v_.data(), KV}}, xb_.data(), E, E, B);
+      if (!w.wqkv) {
+        mm.run({{w.wq, q_.data(), Q}, {w.wk, k_.data(), KV}, {w.wv, v_.data(), KV}}, xb_.data(), E, E, B);
+      } else {
+        // fused qkv (phi3): one product whose rows are q, then k, then v
+        mm.run({{w.wqkv, fused_.data(), Q + 2 * KV}}, xb_.data(), E, E, B);
+        for (int32_t t = 0; t < B; ++t) {
+          const float* row = &fused_[t * (Q + 2 * KV)];
+          std::memcpy(&q_[t * Q], row, Q * 4);
+          std::memcpy(&k_[t * KV], row + Q, KV * 4);
+          std::memcpy(&v_[t * KV], row + Q + KV, KV * 4);
+        }
+      }
 
       // qkv bias (qwen2)
       if (w.bq)
@@ -357,11 +381,13 @@ class CpuBackend final : public Backend {
         timer_.mark("qk_norm", OpGroup::Attn, L);
       }
 
-      // RoPE: rotate q and k by their absolute positions
+      // RoPE: rotate q and k by their absolute positions; LongRope (phi3) also scales the
+      // rotated dimensions by its attention factor (1 for the others)
       for (int32_t t = 0; t < B; ++t) {
-        cpu::rope(&q_[t * Q], H, hd, static_cast<int>(hp_.rope_dim), hp_.rope_layout, inv_freq, pos + t);
+        cpu::rope(&q_[t * Q], H, hd, static_cast<int>(hp_.rope_dim), hp_.rope_layout, inv_freq, pos + t,
+                  hp_.rope_attn_factor);
         cpu::rope(&k_[t * KV], static_cast<int>(hp_.n_head_kv), hd, static_cast<int>(hp_.rope_dim), hp_.rope_layout,
-                  inv_freq, pos + t);
+                  inv_freq, pos + t, hp_.rope_attn_factor);
       }
       timer_.mark("rope", OpGroup::Attn, L);
 
@@ -430,7 +456,16 @@ class CpuBackend final : public Backend {
       timer_.mark("rms_ffn", OpGroup::Rms, L);
 
       // SwiGLU: silu(gate(x)) * up(x); GeGLU (gemma): gelu_tanh(gate(x)) * up(x)
-      mm.run({{w.w_gate, hb_.data(), F}, {w.w_up, hb2_.data(), F}}, xb_.data(), E, E, B);
+      if (!w.w_gate_up) {
+        mm.run({{w.w_gate, hb_.data(), F}, {w.w_up, hb2_.data(), F}}, xb_.data(), E, E, B);
+      } else {
+        // fused gate_up (phi3): one product whose rows are gate, then up
+        mm.run({{w.w_gate_up, fused_.data(), 2 * F}}, xb_.data(), E, E, B);
+        for (int32_t t = 0; t < B; ++t) {
+          std::memcpy(&hb_[t * F], &fused_[t * 2 * F], F * 4);
+          std::memcpy(&hb2_[t * F], &fused_[t * 2 * F + F], F * 4);
+        }
+      }
       // one exp or tanh per element: over the pool, in chunks of whole cache lines
       const bool geglu = model_->architecture().ffn_activation == FfnActivation::GeluTanh;
       pool.parallel_for(static_cast<int64_t>(B) * F, 256, [&](int64_t b, int64_t e) {
@@ -488,8 +523,9 @@ class CpuBackend final : public Backend {
   std::vector<std::vector<float>> attn_norm_, ffn_norm_, bq_, bk_, bv_, q_norm_, k_norm_, post_attn_norm_, post_ffn_norm_;
   std::vector<float> out_norm_;
   // Scratch of one batch (run state): residual stream, normed input, q/k/v, attention
-  // output, FFN hidden, per-thread attention scores, the last token's hidden and logits.
-  std::vector<float> x_, xb_, q_, k_, v_, att_, hb_, hb2_, final_, logits_, scores_;
+  // output, FFN hidden, a fused product's output before it is split (phi3), per-thread
+  // attention scores, the last token's hidden and logits.
+  std::vector<float> x_, xb_, q_, k_, v_, att_, hb_, hb2_, fused_, final_, logits_, scores_;
   std::unique_ptr<float[]> k_f32_, v_f32_;
   std::unique_ptr<uint16_t[]> k_f16_, v_f16_;
   uint64_t kv_bytes_ = 0;

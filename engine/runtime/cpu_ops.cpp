@@ -47,11 +47,11 @@ std::vector<float> rope_inv_freq(const HParams& hp) {
 }
 
 void rope(float* x, int n_heads, int head_dim, int rope_dim, RopeLayout layout, const std::vector<float>& inv_freq,
-          int32_t pos) {
+          int32_t pos, float scale) {
   const int pairs = rope_dim / 2;
   for (int i = 0; i < pairs; ++i) {
     const float angle = static_cast<float>(pos) * inv_freq[static_cast<size_t>(i)];
-    const float c = std::cos(angle), s = std::sin(angle);
+    const float c = std::cos(angle) * scale, s = std::sin(angle) * scale;
     const int a = layout == RopeLayout::Adjacent ? 2 * i : i;
     const int b = layout == RopeLayout::Adjacent ? 2 * i + 1 : i + pairs;
     for (int h = 0; h < n_heads; ++h) {

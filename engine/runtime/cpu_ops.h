@@ -16,8 +16,9 @@ std::vector<float> rope_inv_freq(const HParams& hp);
 
 // Rotates every head of one row (n_heads x head_dim) for position pos. Adjacent layout pairs
 // (2i, 2i+1); Halves pairs (i, i + rope_dim / 2).
+// `scale` multiplies the rotated dimensions (LongRope's attention factor; 1 for the others).
 void rope(float* x, int n_heads, int head_dim, int rope_dim, RopeLayout layout, const std::vector<float>& inv_freq,
-          int32_t pos);
+          int32_t pos, float scale = 1.0f);
 
 // How one layer forms its attention scores: q.k * scale (1 / sqrt(head_dim), or gemma's
 // query_pre_attn_scalar), soft-capped to softcap * tanh(s / softcap) when softcap > 0, and a

@@ -85,7 +85,7 @@ std::unique_ptr<Session> Session::create(std::shared_ptr<const Model> model, con
 }
 
 Session::Session(std::shared_ptr<const Model> model, std::unique_ptr<Backend> loaded_backend)
-    : model_(std::move(model)), backend_(std::move(loaded_backend)), tokenizer_(Tokenizer::create(model_->vocab())) {
+    : model_(std::move(model)), backend_(std::move(loaded_backend)), tokenizer_(Tokenizer::create(model_->vocab(), model_->source())) {
   if (backend_->max_context() == 0) throw Error("session: the backend has no KV cache (load() not called?)");
 }
 

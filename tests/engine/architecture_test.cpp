@@ -1,4 +1,4 @@
-// The architectures beyond Llama (qwen2, qwen3, gemma2, gemma3) through every reader: their
+// The architectures beyond Llama (qwen2, qwen3, phi3, gemma2, gemma3) through every reader: their
 // tensors and hyperparameters survive GGUF -> P64 -> Model, a P64 that holds them is version 2
 // (which a version 1 reader refuses), a missing or misshapen bias / q-k norm is refused naming
 // the file and the tensor, an architecture without a table is refused naming it, and a backend
@@ -219,19 +219,19 @@ TEST(Architectures, AnArchitectureWithoutATableIsRefusedNamingIt) {
   w.write(gguf);
   std::string e = test::error_of([&] { gguf_hparams(GgufFile::open(gguf)); });
   EXPECT_NE(e.find(gguf + ": metadata at offset"), std::string::npos) << e;
-  EXPECT_NE(e.find("general.architecture 'falcon' is not supported (llama, qwen2, qwen3, gemma2, gemma3)"),
+  EXPECT_NE(e.find("general.architecture 'falcon' is not supported (llama, qwen2, qwen3, phi3, gemma2, gemma3)"),
             std::string::npos)
       << e;
 
   // HF: config.json's model_type.
-  const fs::path hf = dir / "phi3";
+  const fs::path hf = dir / "starcoder2";
   fs::create_directories(hf);
   std::string config = fuzz::tiny_llama_config();
-  config.replace(config.find("\"llama\""), 7, "\"phi3\"");
+  config.replace(config.find("\"llama\""), 7, "\"starcoder2\"");
   std::ofstream(hf / "config.json") << config;
   e = test::error_of([&] { load_hf_directory(hf.string()); });
   EXPECT_NE(e.find((hf / "config.json").string() +
-                   ": config at offset 0: model_type: 'phi3' is not supported (llama, qwen2, qwen3, gemma2, gemma3)"),
+                   ": config at offset 0: model_type: 'starcoder2' is not supported (llama, qwen2, qwen3, phi3, gemma2, gemma3)"),
             std::string::npos)
       << e;
 
@@ -239,12 +239,12 @@ TEST(Architectures, AnArchitectureWithoutATableIsRefusedNamingIt) {
   HParams hp = synth_preset("tiny");
   hp.arch = "falcon";
   e = test::error_of([&] { validate(hp, "x.p64"); });
-  EXPECT_EQ(e, "x.p64: hyperparameters: architecture 'falcon' is not supported (llama, qwen2, qwen3, gemma2, gemma3)");
+  EXPECT_EQ(e, "x.p64: hyperparameters: architecture 'falcon' is not supported (llama, qwen2, qwen3, phi3, gemma2, gemma3)");
 
   const test::CliRun r = test::run_p64("convert -q " + gguf + " " + (dir / "out.p64").string(), "", 30);
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.err.rfind("p64: ", 0), 0u) << r.err;
-  EXPECT_NE(r.err.find("'falcon' is not supported (llama, qwen2, qwen3, gemma2, gemma3)"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'falcon' is not supported (llama, qwen2, qwen3, phi3, gemma2, gemma3)"), std::string::npos) << r.err;
 }
 
 // A .safetensors file of F32 tensors with the given values (shapes in PyTorch order).
@@ -338,7 +338,7 @@ class LlamaOnlyBackend final : public Backend {
 
 TEST(Architectures, ABackendThatRunsOnlyLlamaRefusesAQwenModelByName) {
   test::TempDir dir;
-  for (const std::string arch : {"qwen2", "gemma2", "gemma3"}) {
+  for (const std::string arch : {"qwen2", "phi3", "gemma2", "gemma3"}) {
     const std::string p64 = convert(write_gguf(dir.path(), tiny_plan("tiny-" + arch), arch + ".gguf"), dir.path(), arch + ".p64");
     const auto model = open_p64(p64);
     const std::string e = test::error_of([&] { check_backend_runs(LlamaOnlyBackend(), *model); });

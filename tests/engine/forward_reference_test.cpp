@@ -1,6 +1,6 @@
 // The CPU backend's forward pass against a plain float64 re-implementation of the same
-// layers (Llama's, and the named steps of qwen2, qwen3, gemma2 and gemma3, and a Llama's sliding
-// window), written here with straightforward loops, on tiny models built in memory.
+// layers (Llama's, and the named steps of qwen2, qwen3, phi3, gemma2 and gemma3, and a Llama's
+// sliding window), written here with straightforward loops, on tiny models built in memory.
 #include <cmath>
 #include <cstdio>
 #include <tuple>
@@ -47,7 +47,9 @@ std::vector<double> llama3_freqs(const HParams& hp) {
     const double base = 1.0 / std::pow(static_cast<double>(hp.rope_base), 2.0 * i / hp.rope_dim);
     const double wavelen = 2 * M_PI / base;
     const double lo = s.original_context / s.low_freq_factor, hi = s.original_context / s.high_freq_factor;
-    if (s.type != RopeScalingType::Llama3 || wavelen < hi) f[i] = base;
+    // LongRope (transformers' phi3): each frequency divided by its short factor
+    if (s.type == RopeScalingType::LongRope) f[i] = base / hp.rope_freq_factors[i];
+    else if (s.type != RopeScalingType::Llama3 || wavelen < hi) f[i] = base;
     else if (wavelen > lo) f[i] = base / s.factor;
     else {
       const double sm = (s.original_context / wavelen - s.low_freq_factor) / (s.high_freq_factor - s.low_freq_factor);
@@ -87,9 +89,18 @@ std::vector<Vec> reference_logits(const test::TinyModel& tm, const std::vector<i
       // a local layer: every one with a window, but every pattern-th (counting from 1)
       const bool local = hp.sliding_window > 0 && (hp.sliding_window_pattern == 0 || (l + 1) % hp.sliding_window_pattern != 0);
       Vec h = rmsnorm(x, W.at(b + "attn_norm.weight"), hp.rms_eps);
-      Vec q = matvec(W.at(b + "attn_q.weight"), h, H * hd);
-      Vec k = matvec(W.at(b + "attn_k.weight"), h, HK * hd);
-      Vec v = matvec(W.at(b + "attn_v.weight"), h, HK * hd);
+      Vec q, k, v;
+      if (W.count(b + "attn_qkv.weight")) {
+        // phi3: one projection whose outputs are q, then k, then v
+        const Vec qkv = matvec(W.at(b + "attn_qkv.weight"), h, (H + 2 * HK) * hd);
+        q.assign(qkv.begin(), qkv.begin() + H * hd);
+        k.assign(qkv.begin() + H * hd, qkv.begin() + (H + HK) * hd);
+        v.assign(qkv.begin() + (H + HK) * hd, qkv.end());
+      } else {
+        q = matvec(W.at(b + "attn_q.weight"), h, H * hd);
+        k = matvec(W.at(b + "attn_k.weight"), h, HK * hd);
+        v = matvec(W.at(b + "attn_v.weight"), h, HK * hd);
+      }
       // qwen2: q, k and v projections with a bias
       if (W.count(b + "attn_q.bias"))
         for (auto [z, name] : {std::pair{&q, "attn_q.bias"}, {&k, "attn_k.bias"}, {&v, "attn_v.bias"}})
@@ -110,7 +121,9 @@ std::vector<Vec> reference_logits(const test::TinyModel& tm, const std::vector<i
             const double a = static_cast<double>(p) * (local ? local_freqs : freqs)[i];
             double& z0 = z[hh * hd + (halves ? i : 2 * i)];
             double& z1 = z[hh * hd + (halves ? i + hp.rope_dim / 2 : 2 * i + 1)];
-            const double r0 = z0 * std::cos(a) - z1 * std::sin(a), r1 = z0 * std::sin(a) + z1 * std::cos(a);
+            // LongRope scales cos and sin by its attention factor (1 for the others)
+            const double m = hp.rope_attn_factor;
+            const double r0 = m * (z0 * std::cos(a) - z1 * std::sin(a)), r1 = m * (z0 * std::sin(a) + z1 * std::cos(a));
             z0 = r0;
             z1 = r1;
           }
@@ -141,7 +154,16 @@ std::vector<Vec> reference_logits(const test::TinyModel& tm, const std::vector<i
       }
       add_normed(x, matvec(W.at(b + "attn_output.weight"), att, E), b + "post_attention_norm.weight");
       h = rmsnorm(x, W.at(b + "ffn_norm.weight"), hp.rms_eps);
-      Vec g = matvec(W.at(b + "ffn_gate.weight"), h, hp.n_ff), u = matvec(W.at(b + "ffn_up.weight"), h, hp.n_ff);
+      Vec g, u;
+      if (W.count(b + "ffn_gate.weight")) {
+        g = matvec(W.at(b + "ffn_gate.weight"), h, hp.n_ff);
+        u = matvec(W.at(b + "ffn_up.weight"), h, hp.n_ff);
+      } else {
+        // phi3: ffn_up is one projection whose outputs are the gate, then the up half
+        const Vec gu = matvec(W.at(b + "ffn_up.weight"), h, 2 * hp.n_ff);
+        g.assign(gu.begin(), gu.begin() + hp.n_ff);
+        u.assign(gu.begin() + hp.n_ff, gu.end());
+      }
       for (size_t i = 0; i < g.size(); ++i) {
         // SwiGLU; gemma's GeGLU with GELU's tanh form
         const double act = gemma ? 0.5 * g[i] * (1 + std::tanh(std::sqrt(2 / M_PI) * (g[i] + 0.044715 * std::pow(g[i], 3))))
@@ -234,7 +256,7 @@ TEST_P(ForwardPrefill, PrefillLogitsEqualSequentialDecodeLogits) {
   for (size_t i = 0; i < lazy.size(); ++i) EXPECT_NEAR(lazy[i], l2[i], 1e-4 * scale);
 }
 
-INSTANTIATE_TEST_SUITE_P(Architectures, ForwardPrefill, ::testing::Values("llama", "qwen2", "qwen3", "gemma2", "gemma3"));
+INSTANTIATE_TEST_SUITE_P(Architectures, ForwardPrefill, ::testing::Values("llama", "qwen2", "qwen3", "phi3", "gemma2", "gemma3"));
 
 TEST(ForwardErrors, ContextFullAndBadTokenAreErrors) {
   const test::TinyModel tm = test::make_tiny_model(test::tiny_hparams(), DType::F32, 2);
@@ -261,7 +283,7 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, ForwardReference,
 
 // The architectures' own steps (qkv bias, q/k norm, RoPE on halves, gemma's embedding scale,
 // post-norms, GeGLU, soft-caps, query scalar, local layers with their window and RoPE base, a
-// Llama's sliding window) against the same reference.
+// Llama's sliding window, phi3's fused projections, LongRope and partial rotation) against the same reference.
 INSTANTIATE_TEST_SUITE_P(Architectures, ForwardReference,
                          ::testing::Values(Case{DType::F32, false, false, 1e-5, "qwen2"},
                                            Case{DType::F32, false, false, 1e-5, "qwen3"},
@@ -272,6 +294,8 @@ INSTANTIATE_TEST_SUITE_P(Architectures, ForwardReference,
                                            Case{DType::F32, false, true, 5e-3, "gemma2"},
                                            Case{DType::Q8_0, true, false, 6e-2, "gemma2"},
                                            Case{DType::Q8_0_R16, true, false, 6e-2, "gemma3"},
+                                           Case{DType::F32, false, false, 1e-5, "phi3"},
+                                           Case{DType::Q8_0, true, false, 6e-2, "phi3"},
                                            Case{DType::F32, false, false, 1e-5, "llama", 5}));
 
 }  // namespace

@@ -55,6 +55,18 @@ inline HParams tiny_hparams(const std::string& arch = "llama") {
     hp.query_pre_attn_scalar = 100.0f;
     if (arch == "gemma2") hp.attn_softcap = 1.0f, hp.final_softcap = 3.0f;
   }
+  if (arch == "phi3") {
+    // LongRope: short factors from 1 to 5.7 and an attention factor, over a partial rotation
+    // (Phi-4-mini rotates 3/4 of each head) so that the factor's reach is checked too; a window
+    // over every layer that the tests' sequences cross.
+    hp.rope_dim = 96;
+    hp.rope_scaling = {};
+    hp.rope_scaling.type = RopeScalingType::LongRope;
+    hp.rope_scaling.original_context = 64;
+    for (uint32_t i = 0; i < hp.rope_dim / 2; ++i) hp.rope_freq_factors.push_back(1.0f + 0.1f * static_cast<float>(i));
+    hp.rope_attn_factor = 1.3f;
+    hp.sliding_window = 6;
+  }
   return hp;
 }
 

@@ -33,7 +33,8 @@ namespace fs = std::filesystem;
 const fs::path kFixtures = fs::path(P64_SOURCE_DIR) / "tests" / "data" / "peer-reference";
 
 // F32 weights and KV cache: both engines on the exact float path, where what is left between
-// them is the order of float sums and, in GELU (gemma2), llama.cpp's fp16 lookup table; Q8_0:
+// them is the order of float sums and, in GELU (gemma2), llama.cpp's fp16 lookup table (tiny-phi3:
+// its LongRope attention factor and its window each move llama.cpp's figure by over 1%); Q8_0:
 // both round activations to int8 blocks and K, V to fp16, and on these random models such
 // roundings alone move the perplexity by tenths of a percent (our own kv_f16 on or off moves
 // tiny-k's Q8_0 figure by 0.36%), so the 0.5% bar is the bound there.
@@ -109,7 +110,8 @@ TEST_P(PeerPerplexity, CpuPerplexityEqualsLlamaPerplexity) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, PeerPerplexity,
-                         ::testing::Values("tiny-k-f32.txt", "tiny-k-q8_0.txt", "tiny-gemma2-f32.txt", "tiny-gemma2-q8_0.txt"),
+                         ::testing::Values("tiny-k-f32.txt", "tiny-k-q8_0.txt", "tiny-gemma2-f32.txt", "tiny-gemma2-q8_0.txt",
+                                           "tiny-phi3-f32.txt", "tiny-phi3-q8_0.txt"),
                          [](const auto& info) {
                            std::string s = info.param;
                            s = s.substr(0, s.size() - 4);

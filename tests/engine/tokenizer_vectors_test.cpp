@@ -95,3 +95,22 @@ TEST(TokenizerVectors, Gpt2Gguf) {
   auto tok = Tokenizer::create(vocab);
   run_vectors(*tok, "ggml-vocab-gpt-2.gguf");
 }
+
+// The vocabularies whose pre-tokenizers llama.cpp names deepseek-coder, mpt (GPT-2's
+// expression) and refact (StarCoder's: single digits, then GPT-2's), and Phi-3's SentencePiece.
+class TokenizerVectorsGguf : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(TokenizerVectorsGguf, EveryVectorGivesLlamaCppsIds) {
+  const std::string base = std::string("ggml-vocab-") + GetParam() + ".gguf";
+  auto vocab = gguf_vocabulary(GgufFile::open(test::shared_model(base).string()));
+  auto tok = Tokenizer::create(vocab);
+  run_vectors(*tok, base);
+}
+
+INSTANTIATE_TEST_SUITE_P(Vocabularies, TokenizerVectorsGguf, ::testing::Values("deepseek-coder", "mpt", "refact", "phi-3"),
+                         [](const auto& info) {
+                           std::string s = info.param;
+                           for (char& c : s)
+                             if (c == '-') c = '_';
+                           return s;
+                         });

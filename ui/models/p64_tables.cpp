@@ -1,5 +1,7 @@
 #include "ui/models/p64_tables.h"
 
+#include <iterator>
+
 #include <QStringList>
 
 #include "ui/models/passport_model.h"  // format_bytes
@@ -69,9 +71,9 @@ QVector<KeyValueModel::Row> hparams_rows(const HParams& hp) {
   add("rope_dim", QString::number(hp.rope_dim));
   add("rope_base", QString::number(double(hp.rope_base), 'g', 8));
   add("rms_eps", QString::number(double(hp.rms_eps), 'g', 4));
-  const char* scaling[] = {"none", "linear", "llama3"};
+  const char* scaling[] = {"none", "linear", "llama3", "longrope"};
   const auto st = static_cast<uint32_t>(hp.rope_scaling.type);
-  add("rope_scaling", st < 3 ? scaling[st] : "?");
+  add("rope_scaling", st < std::size(scaling) ? scaling[st] : "?");
   if (hp.rope_scaling.type != RopeScalingType::None)
     add("rope_scaling.factor", QString::number(double(hp.rope_scaling.factor)));
   add("rope_freq_factors", hp.rope_freq_factors.empty() ? "—" : QString("%1 values").arg(hp.rope_freq_factors.size()));
