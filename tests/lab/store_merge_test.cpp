@@ -11,6 +11,7 @@
 #include <string>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
 #include "engine/decode_test_models.h"
@@ -391,6 +392,15 @@ TEST(StoreMerge, TheCommandSaysWhatItMergedAndNamesABadSource) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("merged 1 store(s) into " + dest + ": 1 of "), std::string::npos) << r.out;
   EXPECT_NE(r.err.find("p64: merged  1/1 " + a), std::string::npos) << r.err;
+  // The run keeps its uid in the destination, and `p64 runs show` names it.
+  std::string uid;
+  int64_t merged_id = 0;
+  for (const auto& run : Store::open(a)->runs(RunFilter{.include_imported = false})) uid = run.uid;
+  for (const auto& run : Store::open(dest)->runs(RunFilter{.include_imported = false})) merged_id = run.id;
+  ASSERT_FALSE(uid.empty());
+  r = test::run_p64("runs --db " + dest + " show " + std::to_string(merged_id) + " --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["uid"], uid);
   r = test::run_p64("store merge " + a + " " + dest + " --db " + dest);
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.err.rfind("p64: error: " + dest + ": is the destination store", 0), 0u) << r.err;
