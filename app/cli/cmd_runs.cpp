@@ -45,7 +45,7 @@ const CommandRegistration reg(45, [](CLI::App& root) {
       nlohmann::json j = {{"id", r->id}, {"kind", std::string(to_string(r->kind))}, {"status", std::string(to_string(r->status))},
                           {"backend", r->backend}, {"device", r->device}, {"config", r->config},
                           {"git_revision", r->git_revision}, {"started_at", r->started_at}, {"finished_at", r->finished_at},
-                          {"label", r->label}, {"imported", r->imported},
+                          {"label", r->label}, {"imported", r->imported}, {"uid", r->uid},
                           {"options", nlohmann::json::parse(r->options_json, nullptr, false)},
                           {"params", nlohmann::json::parse(r->params_json, nullptr, false)},
                           {"summary", nlohmann::json::parse(r->summary_json, nullptr, false)}};

@@ -11,6 +11,7 @@
 #include "engine/lab/depth_sweep.h"
 #include "engine/lab/plan_history.h"
 #include "engine/lab/report_scope.h"
+#include "engine/lab/run_gpu_figures.h"
 #include "engine/lab/stats.h"
 #include "engine/lab/store.h"
 #include "engine/lab/text_escape.h"
@@ -63,6 +64,11 @@ nlohmann::json run_row(const Store& store, const RunRecord& r, const std::option
     row["effective_gbs"] = summary["effective_gbs"].value("median", 0.0);
   if (summary.is_object()) row["measured_read_gbs"] = summary.value("measured_read_gbs", 0.0);
   if (summary.is_object() && summary.contains("busy")) row["busy"] = summary.value("busy", false);
+  // Absent, not zero, where the run has no such figure: the page shows "—" for it.
+  const RunGpuFigures gpu = run_gpu_figures(summary);
+  if (gpu.tok_per_j) row["tok_per_j"] = *gpu.tok_per_j;
+  if (gpu.power_w_mean) row["power_w_mean"] = *gpu.power_w_mean;
+  if (gpu.throttled) row["throttled"] = *gpu.throttled;
   return row;
 }
 

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 #include "engine/common/error.h"
+#include "engine/lab/run_uid.h"
 #include "engine/lab/sqlite_util.h"
 
 namespace p64 {
@@ -200,6 +202,14 @@ void migrate_v5(sqlite3* db) {
     sql::exec(db, "ALTER TABLE timeline_ops ADD COLUMN bytes INTEGER NOT NULL DEFAULT 0");
 }
 
+// Version 6: each run carries a uid that stays the same in every store holding it (run_uid.h),
+// the key `p64 store merge` matches runs on. Runs written before get their content key.
+void migrate_v6(sqlite3* db) {
+  if (!has_column(db, "runs", "uid")) sql::exec(db, "ALTER TABLE runs ADD COLUMN uid TEXT");
+  assign_missing_run_uids(db);
+  sql::exec(db, "CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uid ON runs(uid)");
+}
+
 // Each migration completes what its version adds and skips what is already there, so a store
 // whose user_version was set back (by hand, by a tool, by a copy of the tables into an older
 // file) moves forward instead of failing on "table ... already exists".
@@ -210,6 +220,7 @@ constexpr Migration kMigrations[] = {
     [](sqlite3* db) { sql::exec(db, kV3); },
     migrate_v4,
     migrate_v5,
+    migrate_v6,
 };
 
 // A schema version as a fresh store has it, built in memory: what check_schema compares with.
@@ -255,6 +266,22 @@ void migrate_schema(sqlite3* db, int target) {
     tx.commit();
     ++v;
   }
+}
+
+void check_store_integrity(sqlite3* db, const std::string& path) {
+  std::string problems;
+  sqlite3_stmt* st = nullptr;
+  int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(3)", -1, &st, nullptr);
+  if (rc == SQLITE_OK)
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+      const auto* row = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+      if (row && std::string_view(row) != "ok") problems += (problems.empty() ? "" : "; ") + std::string(row);
+    }
+  if (rc != SQLITE_DONE) problems += (problems.empty() ? "" : "; ") + std::string(sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  if (!problems.empty())
+    throw Error(path + ": the lab store is damaged (" + problems +
+                "); refusing to use it (restore it from a copy, or give another --db)");
 }
 
 void check_schema(sqlite3* db, const std::string& store_path) {

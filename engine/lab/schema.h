@@ -23,4 +23,8 @@ int schema_version(sqlite3* db);
 // written, after the measurement.
 void check_schema(sqlite3* db, const std::string& store_path);
 
+// PRAGMA quick_check: every page and record readable (O(size), without index cross-checks).
+// Throws p64::Error naming `store_path` with what SQLite found.
+void check_store_integrity(sqlite3* db, const std::string& store_path);
+
 }  // namespace p64

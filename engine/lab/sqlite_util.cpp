@@ -65,6 +65,10 @@ Statement& Statement::bind_null(int i) {
   return *this;
 }
 Statement& Statement::bind_id(int i, int64_t id) { return id ? bind(i, id) : bind_null(i); }
+Statement& Statement::bind_column(int i, const Statement& row, int col) {
+  if (sqlite3_bind_value(stmt_, i, sqlite3_column_value(row.stmt_, col)) != SQLITE_OK) fail(db_, "bind");
+  return *this;
+}
 
 bool Statement::step() {
   const int rc = sqlite3_step(stmt_);

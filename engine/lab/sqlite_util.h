@@ -33,6 +33,9 @@ class Statement {
   Statement& bind(int i, const std::string& v) { return bind(i, std::string_view(v)); }
   Statement& bind_null(int i);
   Statement& bind_id(int i, int64_t id);  // 0 binds NULL (an absent foreign key)
+  // Binds column `col` of `row`'s current row as it is stored (type and bytes), for copies
+  // between stores.
+  Statement& bind_column(int i, const Statement& row, int col);
 
   bool step();      // true while a row is available
   void run();       // steps a statement that returns no rows

@@ -31,26 +31,6 @@ void protect_store_files(OutputPolicy& policy, const std::string& path) {
     policy.reads(path + suffix, "the lab store of this command");
 }
 
-namespace {
-
-// PRAGMA quick_check: every page and record readable (O(size), without index cross-checks).
-void check_integrity(sqlite3* db, const std::string& path) {
-  std::string problems;
-  sqlite3_stmt* st = nullptr;
-  int rc = sqlite3_prepare_v2(db, "PRAGMA quick_check(3)", -1, &st, nullptr);
-  if (rc == SQLITE_OK)
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-      const auto* row = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
-      if (row && std::string_view(row) != "ok") problems += (problems.empty() ? "" : "; ") + std::string(row);
-    }
-  if (rc != SQLITE_DONE) problems += (problems.empty() ? "" : "; ") + std::string(sqlite3_errmsg(db));
-  sqlite3_finalize(st);
-  if (!problems.empty())
-    throw Error(path + ": the lab store is damaged (" + problems +
-                "); refusing to use it (restore it from a copy, or give another --db)");
-}
-
-}  // namespace
 
 std::unique_ptr<Store> Store::open(const std::string& path) { return open(path, Options{}); }
 
@@ -89,7 +69,7 @@ std::unique_ptr<Store> Store::open(const std::string& path, const Options& optio
   }
   if (version > latest_schema_version()) migrate_schema(db, latest_schema_version());  // throws, touches nothing
   // A damaged store is refused now, before a command measures anything it could not store.
-  check_integrity(db, path);
+  check_store_integrity(db, path);
   sql::exec(db, "PRAGMA journal_mode = WAL");
   sql::exec(db, "PRAGMA foreign_keys = ON");
   sql::exec(db, "PRAGMA synchronous = NORMAL");

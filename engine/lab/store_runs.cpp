@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
+#include "engine/lab/run_uid.h"
 #include "engine/lab/sqlite_util.h"
 #include "engine/lab/store.h"
 
@@ -11,7 +12,7 @@ namespace {
 
 constexpr const char* kRunColumns =
     "r.id, r.kind, r.status, r.model_id, r.passport_id, r.backend, r.device, r.config, r.options_json, "
-    "r.params_json, r.summary_json, r.git_revision, r.started_at, r.finished_at, r.label, r.imported, r.error";
+    "r.params_json, r.summary_json, r.git_revision, r.started_at, r.finished_at, r.label, r.imported, r.error, r.uid";
 
 RunRecord read_run(const sql::Statement& s) {
   RunRecord r;
@@ -32,6 +33,7 @@ RunRecord read_run(const sql::Statement& s) {
   r.label = s.text(14);
   r.imported = s.i64(15) != 0;
   r.error = s.text(16);
+  r.uid = s.text(17);
   return r;
 }
 
@@ -84,14 +86,18 @@ int64_t Store::insert_run_rows(const RunBundle& b) {
   if (r.finished_at.empty() && r.status != RunStatus::Running) r.finished_at = utc_now_iso();
   sql::Statement ins(db_,
                      "INSERT INTO runs (kind, status, model_id, passport_id, backend, device, config, options_json, "
-                     "params_json, summary_json, git_revision, started_at, finished_at, label, imported, error) "
-                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+                     "params_json, summary_json, git_revision, started_at, finished_at, label, imported, error, uid) "
+                     "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   ins.bind(1, to_string(r.kind)).bind(2, to_string(r.status)).bind_id(3, r.model_id).bind_id(4, r.passport_id);
   ins.bind(5, r.backend).bind(6, r.device).bind(7, r.config).bind(8, or_empty_json(r.options_json));
   ins.bind(9, or_empty_json(r.params_json)).bind(10, or_empty_json(r.summary_json)).bind(11, r.git_revision);
   ins.bind(12, r.started_at).bind(13, r.finished_at).bind(14, r.label).bind(15, r.imported).bind(16, r.error);
+  // An imported run is the same run in every store that imports it: its uid comes from its content.
+  if (r.uid.empty() && !r.imported) r.uid = random_run_uid();
+  if (r.uid.empty()) ins.bind_null(17); else ins.bind(17, r.uid);
   ins.run();
   const int64_t run_id = sqlite3_last_insert_rowid(db_);
+  if (r.uid.empty()) assign_content_run_uid(db_, run_id);
 
   sql::Statement sample(db_,
                         "INSERT INTO samples (run_id, rep, side, warm, prompt_tokens, decode_tokens, decode_tok_s, "

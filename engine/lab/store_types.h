@@ -74,6 +74,7 @@ struct RunRecord {
   std::string label;         // free text (the plan's stage name for imported runs)
   bool imported = false;
   std::string error;         // why a failed run failed
+  std::string uid;           // the same in every store holding this run (run_uid.h); set on write when empty
 };
 
 // One repetition of a measured run. An A/B run stores both sides, told apart by `side`.

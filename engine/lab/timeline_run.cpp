@@ -163,11 +163,24 @@ void to_json(nlohmann::json& j, const TimelineSummary& s) {
 }
 
 nlohmann::json chrome_trace(std::span<const OpSpan> spans, const std::string& title) {
+  // A track (tid) per phase and op group, prefill's first: "decode ATTN" beside "decode FFN" is
+  // the split as nsys shows it. Metadata only for tracks that have spans.
+  constexpr int kGroupCount = static_cast<int>(OpGroup::Other) + 1;
+  auto tid_of = [](const OpSpan& s) { return (s.prefill ? 1 : 1 + kGroupCount) + static_cast<int>(s.group); };
+  std::set<int> used;
+  for (const auto& s : spans)
+    if (static_cast<int>(s.group) < kGroupCount) used.insert(tid_of(s));
   nlohmann::json events = nlohmann::json::array();
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", title}}}});
-  events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 1}, {"args", {{"name", "prefill"}}}});
-  events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", 2}, {"args", {{"name", "decode"}}}});
+  for (const int tid : used) {
+    const bool prefill = tid <= kGroupCount;
+    const auto group = static_cast<OpGroup>(tid - (prefill ? 1 : 1 + kGroupCount));
+    events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 1}, {"tid", tid},
+                      {"args", {{"name", std::string(prefill ? "prefill " : "decode ") + std::string(op_group_name(group))}}}});
+    events.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 1}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+  }
   for (const auto& s : spans) {
+    if (static_cast<int>(s.group) >= kGroupCount) continue;
     nlohmann::json args = {{"step", s.step}};
     if (s.layer >= 0) args["layer"] = s.layer;
     if (s.bytes > 0) args["bytes"] = s.bytes;
@@ -177,7 +190,7 @@ nlohmann::json chrome_trace(std::span<const OpSpan> spans, const std::string& ti
                       {"ts", s.start_us},
                       {"dur", s.dur_us},
                       {"pid", 1},
-                      {"tid", s.prefill ? 1 : 2},
+                      {"tid", tid_of(s)},
                       {"args", args}});
   }
   return nlohmann::json{{"traceEvents", events}, {"displayTimeUnit", "ms"}};

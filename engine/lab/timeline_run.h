@@ -82,8 +82,9 @@ TimelineResult run_timeline(Backend& backend, const Model& model, const Timeline
 
 void to_json(nlohmann::json& j, const TimelineSummary& s);
 
-// Chrome trace-event JSON ("X" complete events, one track per phase; Perfetto and
-// chrome://tracing open it). Times are microseconds as the format wants.
+// Chrome trace-event JSON ("X" complete events on a track per phase and op group, named
+// "prefill ATTN", "decode FFN", ... by thread_name metadata; Perfetto and chrome://tracing open
+// it). Times are microseconds as the format wants.
 nlohmann::json chrome_trace(std::span<const OpSpan> spans, const std::string& title);
 // chrome_trace() to `path` through the atomic output writer (the CLI's --trace, the GUI's
 // "Open in Perfetto").

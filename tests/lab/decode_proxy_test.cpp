@@ -100,8 +100,9 @@ TEST(Timeline, ToySpansGroupAndCoverTheDecode) {
   EXPECT_GT(r.coverage, 0.0);
   EXPECT_LE(r.coverage, 1.01);
   nlohmann::json trace = chrome_trace(r.spans, "toy");
-  EXPECT_EQ(trace["traceEvents"].size(), r.spans.size() + 3);
-  EXPECT_EQ(trace["traceEvents"][3]["ph"], "X");
+  size_t complete = 0;
+  for (const auto& e : trace["traceEvents"]) complete += e["ph"] == "X" ? 1 : 0;
+  EXPECT_EQ(complete, r.spans.size());
 }
 
 // The acceptance bar on the real CPU reference backend (skipped until it is built).

@@ -11,7 +11,13 @@
 namespace p64::ui {
 
 namespace {
-AbSideView side_view(const AbSide& s) {
+// The A/B's GPU figures (B's GPU, else A's) say nothing of a side that ran elsewhere.
+RunGpuFigures side_gpu(RunGpuFigures f, const QString& backend) {
+  if (backend != "cuda") f.power_w_mean.reset(), f.throttled.reset();
+  return f;
+}
+
+AbSideView side_view(const AbSide& s, const std::optional<GpuLoad>& gpu) {
   AbSideView v;
   v.config = QString::fromStdString(s.config.to_string());
   v.backend = QString::fromStdString(s.backend);
@@ -22,6 +28,7 @@ AbSideView side_view(const AbSide& s) {
   v.median = s.decode_tok_s.median;
   v.min = s.decode_tok_s.min;
   v.max = s.decode_tok_s.max;
+  v.gpu = side_gpu(run_gpu_figures(s.energy, gpu), v.backend);
   return v;
 }
 
@@ -30,8 +37,8 @@ QString sci(double v) { return QString::number(v, 'e', 2); }
 
 AbView make_ab_view(const AbResult& r, const VerdictOutcome& o, std::optional<Verdict> previous, qint64 run_id) {
   AbView v;
-  v.a = side_view(r.a);
-  v.b = side_view(r.b);
+  v.a = side_view(r.a, r.machine.gpu);
+  v.b = side_view(r.b, r.machine.gpu);
   v.ratio_median = o.ratio_median;
   v.ratio_min = o.ratio_min;
   v.ratio_max = o.ratio_max;
@@ -50,7 +57,8 @@ AbView make_ab_view(const AbResult& r, const VerdictOutcome& o, std::optional<Ve
 }
 
 namespace {
-AbSideView side_from_json(const nlohmann::json& j, const std::string& device) {
+AbSideView side_from_json(const nlohmann::json& summary, const char* side, const std::string& device) {
+  const nlohmann::json& j = summary[side];
   AbSideView v;
   v.config = QString::fromStdString(j.value("config", ""));
   v.backend = QString::fromStdString(j.value("backend", ""));
@@ -61,6 +69,7 @@ AbSideView side_from_json(const nlohmann::json& j, const std::string& device) {
   v.median = m.value("median", 0.0);
   v.min = m.value("min", 0.0);
   v.max = m.value("max", 0.0);
+  v.gpu = side_gpu(run_gpu_figures(summary, side), v.backend);
   return v;
 }
 
@@ -86,8 +95,8 @@ AbView ab_view_from_stored(const RunRecord& run) {
     throw Error("run " + std::to_string(run.id) + ": its summary is not an A/B result");
   try {
     AbView v;
-    v.a = side_from_json(j["a"], run.device);
-    v.b = side_from_json(j["b"], run.device);
+    v.a = side_from_json(j, "a", run.device);
+    v.b = side_from_json(j, "b", run.device);
     const auto ratio = j.value("ratio", nlohmann::json::object());
     v.ratio_median = ratio.value("median", 0.0);
     v.ratio_min = ratio.value("min", 0.0);

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "engine/lab/ab.h"
+#include "engine/lab/run_gpu_figures.h"
 
 namespace p64::ui {
 
@@ -18,6 +19,8 @@ struct AbSideView {
   QString model;  // the model file this side ran (empty in runs stored before sides could differ)
   QVector<double> tok_s;  // decode tok/s of each measured run, in the order they ran
   double median = 0, min = 0, max = 0;
+  // This side's tok/J; the power and throttling NVML saw over the whole A/B, on a CUDA side only.
+  RunGpuFigures gpu;
 };
 
 struct AbQualityRow {

@@ -67,6 +67,19 @@ void add_energy(const nlohmann::json& energy, const QString& side, QVector<KeyVa
 
 }  // namespace
 
+QString throttled_text(const std::optional<bool>& throttled) {
+  if (!throttled) return QStringLiteral("—");
+  return *throttled ? tr("THROTTLED") : tr("not throttled");
+}
+
+QString gpu_figures_text(const RunGpuFigures& f) {
+  const QString dash = QStringLiteral("—");
+  return tr("tok/J %1 · power %2 · %3")
+      .arg(f.tok_per_j ? QString::number(*f.tok_per_j, 'f', 3) : dash,
+           f.power_w_mean ? tr("%1 W").arg(*f.power_w_mean, 0, 'f', 0) : dash,
+           f.throttled ? throttled_text(f.throttled) : tr("throttled —"));
+}
+
 QVector<KeyValueModel::Row> gpu_energy_rows(const nlohmann::json& summary) {
   QVector<KeyValueModel::Row> rows;
   if (!summary.is_object()) return rows;

@@ -3,6 +3,10 @@
 #include <QBrush>
 #include <QColor>
 
+#include <optional>
+
+#include "ui/models/gpu_energy_rows.h"
+
 namespace p64::ui {
 
 void JsonTableModel::set_rows(const nlohmann::json& array) {
@@ -74,6 +78,20 @@ JsonTableModel* make_scoreboard_model(QObject* parent) {
        }},
       {QObject::tr("eff. GB/s"), number("effective_gbs", 3)},
       {QObject::tr("share of BW"), number("bandwidth_share", 1, 100, "%")},
+      // NVML's figures of a CUDA run (run_gpu_figures.h); "—" where the run has none.
+      {QObject::tr("tok/J"), number("tok_per_j", 3)},
+      {QObject::tr("power"), number("power_w_mean", 0, 1, " W")},
+      {QObject::tr("throttled"),
+       [](const json& row, int role) -> QVariant {
+         const auto it = row.find("throttled");
+         const std::optional<bool> t = it != row.end() && it->is_boolean() ? std::optional<bool>(it->get<bool>()) : std::nullopt;
+         if (role == Qt::DisplayRole) return throttled_text(t);
+         if (role == Qt::ForegroundRole && t && *t) return QBrush(pass_color(false));
+         if (role == Qt::ToolTipRole && t)
+           return *t ? QObject::tr("A clocks-event reason slowed the GPU during the run: its tok/s is not the card's best")
+                     : QObject::tr("No clocks-event reason slowed the GPU in any sample");
+         return {};
+       }},
       {QObject::tr("Imported"),
        [](const json& row, int role) -> QVariant {
          return role == Qt::DisplayRole ? QVariant(row.value("imported", false) ? QObject::tr("plan") : QString())

@@ -26,6 +26,7 @@
 #include "ui/charts/ab_chart.h"
 #include "ui/jobs/job.h"
 #include "ui/jobs/store_job.h"
+#include "ui/models/gpu_energy_rows.h"
 #include "ui/panels/chart_export_actions.h"
 #include "ui/panels/spin_box.h"
 
@@ -34,12 +35,16 @@ namespace p64::ui {
 namespace {
 QString side_figures(const AbSideView& s, bool with_model) {
   const QString what = with_model ? QString("%1 · %2").arg(s.config, QFileInfo(s.model).fileName()) : s.config;
-  return QObject::tr("%1 on %2: median <b>%3</b> tok/s [%4–%5] over %6 runs")
+  QString gpu = gpu_figures_text(s.gpu).toHtmlEscaped();
+  if (s.gpu.throttled.value_or(false))
+    gpu.replace(throttled_text(true), QString("<b style='color:#d03a3a'>%1</b>").arg(throttled_text(true)));
+  return QObject::tr("%1 on %2: median <b>%3</b> tok/s [%4–%5] over %6 runs<br>%7")
       .arg(what.toHtmlEscaped(), s.device.toHtmlEscaped())
       .arg(s.median, 0, 'f', 2)
       .arg(s.min, 0, 'f', 2)
       .arg(s.max, 0, 'f', 2)
-      .arg(s.tok_s.size());
+      .arg(s.tok_s.size())
+      .arg(gpu);
 }
 
 struct LatestAb {
