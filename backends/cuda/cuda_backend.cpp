@@ -152,7 +152,7 @@ const std::vector<SwitchInfo>& switch_table() {
         "tiles of 32 cached positions (K and V rows) in flight by cp.async while it works on the oldest, and "
         "the grid is one block per split, attn_splits blocks per kv head (0: the multiprocessors shared "
         "among the kv heads) (f16 KV cache, head_dim 32/64/128; else the kernels above)",
-        false, "opt-in"),
+        true, "default"),
       int_switch("combine_batch",
         "attention combine: the partials (max, sum, weighted V) of this many splits are loaded before "
         "any is merged, one online-softmax rescale per batch, so a batch costs one memory latency; 1: a "
