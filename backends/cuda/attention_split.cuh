@@ -8,6 +8,7 @@
 
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/quantize_act.cuh"
+#include "backends/cuda/warp_reduce.cuh"
 
 namespace p64::cuda {
 namespace {
@@ -67,6 +68,54 @@ __device__ __forceinline__ SplitGeometry split_geometry(const AttnLaunch& a) {
   return g;
 }
 __device__ __forceinline__ int64_t kv_head_base(const AttnLaunch& a, int kvh) { return int64_t(kvh) * a.max_ctx * a.head_dim; }
+
+// A lane's scores against its cached K row, one 16-byte piece at a time: the 8 halves of piece c
+// dotted with the G pre-scaled q heads in shared memory (one address for all lanes), added to s.
+template <int DPL, int NG>
+__device__ __forceinline__ void dot_k_piece(const uint4& kk, const float (*qs)[32 * DPL], int c, int G, float (&s)[NG]) {
+  const __half2* h2 = reinterpret_cast<const __half2*>(&kk);
+  float kf[8];
+#pragma unroll
+  for (int w = 0; w < 4; ++w) {
+    const float2 f = __half22float2(h2[w]);
+    kf[2 * w] = f.x;
+    kf[2 * w + 1] = f.y;
+  }
+#pragma unroll
+  for (int g = 0; g < NG; ++g) {
+    if (g < G) {
+      const float4 q0 = *reinterpret_cast<const float4*>(&qs[g][8 * c]);
+      const float4 q1 = *reinterpret_cast<const float4*>(&qs[g][8 * c + 4]);
+      s[g] = fmaf(q0.x, kf[0], fmaf(q0.y, kf[1], fmaf(q0.z, kf[2], fmaf(q0.w, kf[3], s[g]))));
+      s[g] = fmaf(q1.x, kf[4], fmaf(q1.y, kf[5], fmaf(q1.z, kf[6], fmaf(q1.w, kf[7], s[g]))));
+    }
+  }
+}
+
+// The online softmax over a tile of 32 positions, a lane each (valid: the lane's position is in
+// the split; lane 0's always is, so the tile's max is finite): the tile's weights p for the V
+// pass, and the running max, sum and accumulators of each q head rescaled to the new max.
+template <int DPL, int NG>
+__device__ __forceinline__ void softmax_tile(const float (&s)[NG], bool valid, int G, float (&m)[NG], float (&l)[NG],
+                                             float (&acc)[NG][DPL], float (&p)[NG]) {
+#pragma unroll
+  for (int g = 0; g < NG; ++g) {
+    p[g] = 0.f;
+    if (g < G) {
+      const float sv = valid ? s[g] : -INFINITY;
+      float tmax = sv;
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, o));
+      const float mn = fmaxf(m[g], tmax);
+      const float corr = __expf(m[g] - mn);  // 0 for the first tile (m = -inf, mn finite)
+      p[g] = valid ? __expf(sv - mn) : 0.f;
+      l[g] = l[g] * corr + warp_sum(p[g]);
+#pragma unroll
+      for (int i = 0; i < DPL; ++i) acc[g][i] *= corr;
+      m[g] = mn;
+    }
+  }
+}
 
 template <int DPL>
 struct SplitShared {

@@ -96,48 +96,9 @@ __device__ __forceinline__ void attend_tile(const unsigned char* slot, const flo
 #pragma unroll
   for (int g = 0; g < NG; ++g) s[g] = 0.f;
 #pragma unroll
-  for (int c = 0; c < T::kChunks; ++c) {
-    const uint4 kk = krow[c];
-    const __half2* h2 = reinterpret_cast<const __half2*>(&kk);
-    float kf[8];
-#pragma unroll
-    for (int w = 0; w < 4; ++w) {
-      const float2 f = __half22float2(h2[w]);
-      kf[2 * w] = f.x;
-      kf[2 * w + 1] = f.y;
-    }
-#pragma unroll
-    for (int g = 0; g < NG; ++g) {
-      if (g < G) {
-        const float4 q0 = *reinterpret_cast<const float4*>(&qs[g][8 * c]);
-        const float4 q1 = *reinterpret_cast<const float4*>(&qs[g][8 * c + 4]);
-        s[g] = fmaf(q0.x, kf[0], fmaf(q0.y, kf[1], fmaf(q0.z, kf[2], fmaf(q0.w, kf[3], s[g]))));
-        s[g] = fmaf(q1.x, kf[4], fmaf(q1.y, kf[5], fmaf(q1.z, kf[6], fmaf(q1.w, kf[7], s[g]))));
-      }
-    }
-  }
-  const bool valid = lane < n;
+  for (int c = 0; c < T::kChunks; ++c) dot_k_piece<DPL, NG>(krow[c], qs, c, G, s);
   float p[NG];
-#pragma unroll
-  for (int g = 0; g < NG; ++g) {
-    p[g] = 0.f;
-    if (g < G) {
-      const float sv = valid ? s[g] : -INFINITY;
-      float tmax = sv;
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) tmax = fmaxf(tmax, __shfl_xor_sync(0xffffffffu, tmax, o));
-      const float mn = fmaxf(m[g], tmax);  // finite: lane 0's position is in the tile
-      const float corr = __expf(m[g] - mn);
-      p[g] = valid ? __expf(sv - mn) : 0.f;
-      float psum = p[g];
-#pragma unroll
-      for (int o = 16; o > 0; o >>= 1) psum += __shfl_xor_sync(0xffffffffu, psum, o);
-      l[g] = l[g] * corr + psum;
-#pragma unroll
-      for (int i = 0; i < DPL; ++i) acc[g][i] *= corr;
-      m[g] = mn;
-    }
-  }
+  softmax_tile<DPL, NG>(s, lane < n, G, m, l, acc, p);
   const unsigned char* vt = slot + kStreamTile * T::kKRow;
 #pragma unroll 8
   for (int j = 0; j < n; ++j) {
