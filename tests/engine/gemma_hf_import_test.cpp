@@ -13,15 +13,13 @@
 #include <vector>
 
 #include "decode_test_models.h"
-#include "engine/format/convert.h"
 #include "engine/format/gguf_model.h"
 #include "engine/format/gguf_reader.h"
 #include "engine/format/hf_import.h"
-#include "engine/format/p64_reader.h"
 #include "engine/format/synth.h"
 #include "engine/model/architecture.h"
-#include "engine/runtime/cpu_backend.h"
 #include "fuzz/fuzz_samples.h"
+#include "support/cpu_logits.h"
 
 namespace p64 {
 namespace {
@@ -97,21 +95,6 @@ std::string hf_config(const HParams& hp) {
          R"("sliding_attention":{"rope_type":"default","rope_theta":10000.0}}})";
 }
 
-std::vector<float> teacher_forced_logits(const std::string& model_path, const std::vector<int32_t>& tokens) {
-  test::TempDir tmp;
-  const std::string p64 = (tmp / "m.p64").string();
-  convert_to_p64(model_path, p64, {});
-  auto be = make_cpu_backend();
-  BackendOptions opt;
-  opt.threads = 2;
-  be->load(open_p64(p64), opt);
-  std::vector<float> all;
-  for (size_t p = 0; p < tokens.size(); ++p) {
-    const std::span<const float> l = be->decode_logits(tokens[p], static_cast<int32_t>(p));
-    all.insert(all.end(), l.begin(), l.end());
-  }
-  return all;
-}
 
 class GemmaHf : public ::testing::TestWithParam<const char*> {};
 
@@ -141,7 +124,7 @@ TEST_P(GemmaHf, FolderAndGgufOfOneModelGiveTheSameLogits) {
   // 24 positions: past the window of 8, through local and global layers.
   std::vector<int32_t> tokens;
   for (int i = 0; i < 24; ++i) tokens.push_back((i * 53 + 7) % 320);
-  const std::vector<float> from_gguf = teacher_forced_logits(gguf, tokens), from_hf = teacher_forced_logits(hf.string(), tokens);
+  const std::vector<float> from_gguf = test::cpu_teacher_forced_logits(gguf, tokens), from_hf = test::cpu_teacher_forced_logits(hf.string(), tokens);
   ASSERT_EQ(from_gguf.size(), from_hf.size());
   size_t differ = 0;
   for (size_t i = 0; i < from_gguf.size(); ++i) differ += from_gguf[i] != from_hf[i];

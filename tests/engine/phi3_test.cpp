@@ -26,6 +26,7 @@
 #include "engine/model/architecture.h"
 #include "engine/runtime/cpu_backend.h"
 #include "fuzz/fuzz_samples.h"
+#include "support/cpu_logits.h"
 
 namespace p64 {
 namespace {
@@ -206,22 +207,6 @@ std::string phi3_config(const HParams& hp, const std::vector<float>& short_f, co
          R"(,"long_factor":)" + json_list(long_f) + "}}";
 }
 
-std::vector<float> teacher_forced_logits(const std::string& model_path, const std::vector<int32_t>& tokens) {
-  test::TempDir tmp;
-  const std::string p64 = (tmp / "m.p64").string();
-  convert_to_p64(model_path, p64, {});
-  auto be = make_cpu_backend();
-  BackendOptions opt;
-  opt.threads = 2;
-  opt.max_context = 64;
-  be->load(open_p64(p64), opt);
-  std::vector<float> all;
-  for (size_t p = 0; p < tokens.size(); ++p) {
-    const std::span<const float> l = be->decode_logits(tokens[p], static_cast<int32_t>(p));
-    all.insert(all.end(), l.begin(), l.end());
-  }
-  return all;
-}
 
 TEST(Phi3, HfFolderAndGgufOfOneModelGiveTheSameLogits) {
   test::TempDir dir;
@@ -249,7 +234,7 @@ TEST(Phi3, HfFolderAndGgufOfOneModelGiveTheSameLogits) {
   // 40 positions: past the window of 32.
   std::vector<int32_t> tokens;
   for (int i = 0; i < 40; ++i) tokens.push_back((i * 53 + 7) % 320);
-  const std::vector<float> from_gguf = teacher_forced_logits(gguf, tokens), from_hf = teacher_forced_logits(hf.string(), tokens);
+  const std::vector<float> from_gguf = test::cpu_teacher_forced_logits(gguf, tokens, 64), from_hf = test::cpu_teacher_forced_logits(hf.string(), tokens, 64);
   ASSERT_EQ(from_gguf.size(), from_hf.size());
   size_t differ = 0;
   for (size_t i = 0; i < from_gguf.size(); ++i) differ += from_gguf[i] != from_hf[i];
