@@ -122,13 +122,7 @@ __device__ __forceinline__ void attend_split_lanes(const AttnLaunch& a, int kvh,
   const int G = a.n_head / a.n_head_kv;
   const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
   float m[NG], l[NG], acc[NG][DPL];
-#pragma unroll
-  for (int g = 0; g < NG; ++g) {
-    m[g] = -INFINITY;
-    l[g] = 0.f;
-#pragma unroll
-    for (int i = 0; i < DPL; ++i) acc[g][i] = 0.f;
-  }
+  reset_softmax<DPL, NG>(m, l, acc);
   const int64_t head_base = kv_head_base(a, kvh);
   const __half* kc = static_cast<const __half*>(a.k_cache) + head_base;
   for (int t0 = start + 32 * warp; t0 < end; t0 += 32 * kWarps) {

@@ -92,6 +92,18 @@ __device__ __forceinline__ void dot_k_piece(const uint4& kk, const float (*qs)[3
   }
 }
 
+// An empty online-softmax state for each q head: no max yet, nothing summed.
+template <int DPL, int NG>
+__device__ __forceinline__ void reset_softmax(float (&m)[NG], float (&l)[NG], float (&acc)[NG][DPL]) {
+#pragma unroll
+  for (int g = 0; g < NG; ++g) {
+    m[g] = -INFINITY;
+    l[g] = 0.f;
+#pragma unroll
+    for (int i = 0; i < DPL; ++i) acc[g][i] = 0.f;
+  }
+}
+
 // The online softmax over a tile of 32 positions, a lane each (valid: the lane's position is in
 // the split; lane 0's always is, so the tile's max is finite): the tile's weights p for the V
 // pass, and the running max, sum and accumulators of each q head rescaled to the new max.

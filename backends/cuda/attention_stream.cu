@@ -156,13 +156,7 @@ __global__ void __launch_bounds__(kWarps * 32, 1) attn_split_stream_kernel(const
   __syncthreads();  // q in shared memory
 
   float m[NG], l[NG], acc[NG][DPL];
-#pragma unroll
-  for (int g = 0; g < NG; ++g) {
-    m[g] = -INFINITY;
-    l[g] = 0.f;
-#pragma unroll
-    for (int i = 0; i < DPL; ++i) acc[g][i] = 0.f;
-  }
+  reset_softmax<DPL, NG>(m, l, acc);
   for (int i = 0; i < tiles; ++i) {
     cp_async_wait_pending<kStages - 1>();  // tile i landed (this lane's copies) ...
     __syncwarp();                           // ... and every lane's

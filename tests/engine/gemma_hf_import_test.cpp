@@ -135,12 +135,6 @@ INSTANTIATE_TEST_SUITE_P(Architectures, GemmaHf, ::testing::Values("tiny-gemma2"
   return std::string(info.param).substr(5);
 });
 
-std::string write_config(const test::TempDir& dir, const std::string& config) {
-  const std::string path = (dir / "config.json").string();
-  std::ofstream(path) << config;
-  return path;
-}
-
 std::string gemma3_config(const std::string& extra) {
   return R"({"model_type":"gemma3_text","hidden_size":64,"num_hidden_layers":12,"num_attention_heads":4,
     "num_key_value_heads":2,"head_dim":32,"intermediate_size":128,"vocab_size":320,"rms_norm_eps":1e-06,
@@ -150,11 +144,11 @@ std::string gemma3_config(const std::string& extra) {
 
 TEST(GemmaHfConfig, Transformers4And5SpellingsGiveTheSameHyperparameters) {
   test::TempDir dir;
-  const HParams v4 = read_hf_config(write_config(dir, gemma3_config(R"(,"sliding_window_pattern":6,
+  const HParams v4 = read_hf_config(test::write_file(dir, "config.json", gemma3_config(R"(,"sliding_window_pattern":6,
     "rope_theta":1000000.0,"rope_local_base_freq":10000.0,"rope_scaling":{"rope_type":"linear","factor":8.0})")));
   std::string types;
   for (int l = 0; l < 12; ++l) types += std::string(l ? "," : "") + (l == 5 || l == 11 ? "\"full_attention\"" : "\"sliding_attention\"");
-  const HParams v5 = read_hf_config(write_config(dir, gemma3_config(R"(,"layer_types":[)" + types + R"(],
+  const HParams v5 = read_hf_config(test::write_file(dir, "config.json", gemma3_config(R"(,"layer_types":[)" + types + R"(],
     "rope_parameters":{"full_attention":{"rope_type":"linear","factor":8.0,"rope_theta":1000000.0},
     "sliding_attention":{"rope_type":"default","rope_theta":10000.0}})")));
   for (const HParams& hp : {v4, v5}) {
@@ -174,12 +168,12 @@ TEST(GemmaHfConfig, Transformers4And5SpellingsGiveTheSameHyperparameters) {
   // gemma2 without the soft-cap keys takes transformers' defaults (50, 30); an explicit null is none.
   const std::string g2 = R"({"model_type":"gemma2","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
     "head_dim":16,"intermediate_size":128,"vocab_size":320,"query_pre_attn_scalar":16)";
-  HParams hp = read_hf_config(write_config(dir, g2 + "}"));
+  HParams hp = read_hf_config(test::write_file(dir, "config.json", g2 + "}"));
   EXPECT_EQ(hp.attn_softcap, 50.0f);
   EXPECT_EQ(hp.final_softcap, 30.0f);
   EXPECT_EQ(hp.sliding_window, 4096u);
   EXPECT_EQ(hp.sliding_window_pattern, 2u);
-  hp = read_hf_config(write_config(dir, g2 + R"(,"final_logit_softcapping":null})"));
+  hp = read_hf_config(test::write_file(dir, "config.json", g2 + R"(,"final_logit_softcapping":null})"));
   EXPECT_EQ(hp.final_softcap, 0.0f);
   EXPECT_EQ(hp.attn_softcap, 50.0f);
 }
@@ -188,18 +182,18 @@ TEST(GemmaHfConfig, LayerMixesAndActivationsTheForwardPassLacksAreRefusedByName)
   test::TempDir dir;
   std::string types;
   for (int l = 0; l < 12; ++l) types += std::string(l ? "," : "") + (l == 5 || l == 9 ? "\"full_attention\"" : "\"sliding_attention\"");
-  const std::string path = write_config(dir, gemma3_config(R"(,"layer_types":[)" + types + "]"));
+  const std::string path = test::write_file(dir, "config.json", gemma3_config(R"(,"layer_types":[)" + types + "]"));
   std::string e = test::error_of([&] { read_hf_config(path); });
   EXPECT_NE(e.find(path + ": config at offset 0: layer_types: layer 9 is full_attention; the engine runs a global "
                           "layer every n-th layer (here n = 6) and no other mix"),
             std::string::npos)
       << e;
-  write_config(dir, gemma3_config(R"(,"hidden_activation":"gelu")"));
+  test::write_file(dir, "config.json", gemma3_config(R"(,"hidden_activation":"gelu")"));
   e = test::error_of([&] { read_hf_config(path); });
   EXPECT_NE(e.find("hidden_activation: is \"gelu\"; a gemma3_text model with it is not supported (gelu_pytorch_tanh)"),
             std::string::npos)
       << e;
-  write_config(dir, gemma3_config(R"(,"layer_types":["sliding_attention"])"));
+  test::write_file(dir, "config.json", gemma3_config(R"(,"layer_types":["sliding_attention"])"));
   e = test::error_of([&] { read_hf_config(path); });
   EXPECT_NE(e.find("layer_types: has 1 entries for 12 layers"), std::string::npos) << e;
 }

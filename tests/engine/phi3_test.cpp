@@ -241,12 +241,6 @@ TEST(Phi3, HfFolderAndGgufOfOneModelGiveTheSameLogits) {
   EXPECT_EQ(differ, 0u) << "of " << from_gguf.size() << " logits";
 }
 
-std::string write_config(const test::TempDir& dir, const std::string& config) {
-  const std::string path = (dir / "config.json").string();
-  std::ofstream(path) << config;
-  return path;
-}
-
 std::string config_with(const std::string& extra) {
   return R"({"model_type":"phi3","hidden_size":64,"num_hidden_layers":2,"num_attention_heads":4,
     "intermediate_size":128,"vocab_size":320,"max_position_embeddings":16384,"rope_theta":10000.0)" + extra + "}";
@@ -256,7 +250,7 @@ TEST(Phi3HfConfig, LongRopeSpellingsAndTheirRefusals) {
   test::TempDir dir;
   const std::string eight = "[1,1.5,2,2.5,3,3.5,4,4.5]", six = "[1,1.5,2,2.5,3,3.5]";
   // Phi-3's "su", factors for the 16 dims of a head, the original length in the block.
-  HParams hp = read_hf_config(write_config(dir, config_with(R"(,"rope_scaling":{"type":"su","short_factor":)" + eight +
+  HParams hp = read_hf_config(test::write_file(dir, "config.json", config_with(R"(,"rope_scaling":{"type":"su","short_factor":)" + eight +
                                                             R"(,"long_factor":)" + eight +
                                                             R"(,"original_max_position_embeddings":4096})")));
   EXPECT_EQ(hp.rope_scaling.type, RopeScalingType::LongRope);
@@ -266,14 +260,14 @@ TEST(Phi3HfConfig, LongRopeSpellingsAndTheirRefusals) {
   EXPECT_EQ(hp.sliding_window, 0u);
   // transformers' rope_type spelling with an explicit attention factor, and Phi-4-mini's
   // partial rotation: 3/4 of 16 dims, so six factors.
-  hp = read_hf_config(write_config(dir, config_with(R"(,"partial_rotary_factor":0.75,"original_max_position_embeddings":4096,
+  hp = read_hf_config(test::write_file(dir, "config.json", config_with(R"(,"partial_rotary_factor":0.75,"original_max_position_embeddings":4096,
     "sliding_window":2047,"rope_scaling":{"rope_type":"longrope","attention_factor":1.25,"short_factor":)" + six +
                                                     R"(,"long_factor":)" + six + "}")));
   EXPECT_EQ(hp.rope_dim, 12u);
   EXPECT_EQ(hp.rope_attn_factor, 1.25f);
   EXPECT_EQ(hp.sliding_window, 2047u);
   // No scaling block: plain RoPE (Phi-3-mini-4k).
-  hp = read_hf_config(write_config(dir, config_with(R"(,"rope_scaling":null)")));
+  hp = read_hf_config(test::write_file(dir, "config.json", config_with(R"(,"rope_scaling":null)")));
   EXPECT_EQ(hp.rope_scaling.type, RopeScalingType::None);
   EXPECT_EQ(hp.rope_attn_factor, 1.0f);
   EXPECT_TRUE(hp.rope_freq_factors.empty());
@@ -290,7 +284,7 @@ TEST(Phi3HfConfig, LongRopeSpellingsAndTheirRefusals) {
                        Bad{R"(,"partial_rotary_factor":0.3)", "partial_rotary_factor: is 0.3; head_dim 16 times it must be an even number"},
                        Bad{R"(,"hidden_act":"gelu")", "hidden_act: is \"gelu\"; a phi3 model with it is not supported (silu)"},
                        Bad{R"(,"rope_scaling":{"type":"yarn","factor":4})", "rope_scaling: type 'yarn' is not supported (llama3, linear, longrope)"}}) {
-    const std::string path = write_config(dir, config_with(b.extra));
+    const std::string path = test::write_file(dir, "config.json", config_with(b.extra));
     const std::string e = test::error_of([&] { read_hf_config(path); });
     EXPECT_NE(e.find(path + ": config at offset 0: " + b.want), std::string::npos) << e;
   }

@@ -9,20 +9,14 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/lab/timeline_run.h"
+#include "support/op_spans.h"
 
 namespace p64 {
 namespace {
 
+// A 5 us span of op `name` (the track layout, not the durations, is under test).
 OpSpan span(const char* name, OpGroup group, int layer, bool prefill, int step, double start_us) {
-  OpSpan s;
-  s.name = name;
-  s.group = group;
-  s.layer = layer;
-  s.prefill = prefill;
-  s.step = step;
-  s.start_us = start_us;
-  s.dur_us = 5;
-  return s;
+  return test::op_span(name, group, layer, step, start_us, 5, 0, prefill);
 }
 
 TEST(ChromeTrace, EachPhaseAndOpGroupIsATrackNamedByItsMetadata) {

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <fstream>
 #include <unistd.h>
 
 namespace p64::test {
@@ -17,6 +18,12 @@ TempDir::TempDir() {
 TempDir::~TempDir() {
   std::error_code ec;
   std::filesystem::remove_all(path_, ec);
+}
+
+std::string write_file(const TempDir& dir, const std::string& name, const std::string& text) {
+  const std::string path = (dir / name).string();
+  std::ofstream(path) << text;
+  return path;
 }
 
 }  // namespace p64::test

@@ -51,4 +51,7 @@ class TempDir {
   std::filesystem::path path_;
 };
 
+// Writes `text` to the file `name` in `dir` and returns its path.
+std::string write_file(const TempDir& dir, const std::string& name, const std::string& text);
+
 }  // namespace p64::test
