@@ -224,11 +224,12 @@ TEST(StoreMerge, ABadSourceStopsTheMergeAndLeavesTheDestinationByteIdentical) {
   }
   const std::string missing = (dir / "missing.lab.db").string();
 
-  for (const auto& [bad, says] : std::map<std::string, std::string>{
+  for (const auto& [bad_path, says] : std::map<std::string, std::string>{
            {text, ": not a lab store ("},
            {damaged, ": the lab store is damaged ("},
            {future, ": schema version 99 is newer than this build understands"},
            {missing, ": no such file"}}) {
+    const std::string bad = bad_path;  // clang 14 cannot capture a structured binding in the lambda
     const std::string bad_bytes = fs::exists(bad) ? bytes_of(bad) : "";
     // The good source comes first: it was already read when the bad one stopped the merge.
     const std::string e = test::error_of([&] { merge_stores(dest, {good, bad}); });
