@@ -71,7 +71,5 @@ struct PrefillAttn {
   int group = 1;               // positions per online-softmax update: 1 or 4
 };
 void launch_prefill_attention(const PrefillAttn& a, cudaStream_t stream);
-// The same with one online-softmax update per 4 positions (a.group == 4; checked by the caller).
-void launch_prefill_attention_grouped(const PrefillAttn& a, cudaStream_t stream);
 
 }  // namespace p64::cuda
