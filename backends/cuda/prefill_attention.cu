@@ -63,9 +63,9 @@ __device__ __forceinline__ void update_one(float s, const float (&v)[DPL], float
 }
 
 // kGroup: positions per online-softmax update (1 or 4; divides kTile). Over 120 lines because
-// the grouped update is written in place: moved into a helper like update_one, the same
-// instructions come out with their registers renumbered, and each mode's PTX is kept as it
-// was measured (identical to that of the kernels this one replaced).
+// the grouped update is written in place: moved into a helper like update_one, nvcc renumbers
+// its registers and ptxas emits other sm_90 code; in place, each mode's machine code is byte
+// for byte that of the two kernels this one replaced, as measured.
 template <int kGroup, bool F16, int DPL>
 __global__ void __launch_bounds__(kWarps * 32) prefill_attn_kernel(const PrefillAttn a, int bq) {
   constexpr int kElt = F16 ? 2 : 4;
