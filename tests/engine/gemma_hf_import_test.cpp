@@ -20,6 +20,7 @@
 #include "engine/model/architecture.h"
 #include "fuzz/fuzz_samples.h"
 #include "support/cpu_logits.h"
+#include "support/safetensors_writer.h"
 
 namespace p64 {
 namespace {
@@ -38,7 +39,7 @@ std::string synth_f16_gguf(const fs::path& dir, const std::string& preset) {
 // The GGUF's tensors under their HF names in one model.safetensors: matrices byte for byte
 // (F16), norms as w = stored - 1 in F32.
 void write_hf_tensors(const GgufFile& g, const Architecture& arch, const fs::path& out) {
-  std::string header = "{", data;
+  std::vector<test::SafetensorsEntry> entries;
   for (const GgufTensorInfo& t : g.tensors()) {
     std::string hf;
     bool norm = false;
@@ -58,19 +59,11 @@ void write_hf_tensors(const GgufFile& g, const Architecture& arch, const fs::pat
         w -= 1.0f;
         std::memcpy(&bytes[i], &w, 4);
       }
-    std::string shape;
-    for (uint32_t d = t.n_dims; d-- > 0;) shape += std::to_string(t.ne[d]) + (d ? "," : "");
-    header += (header.size() > 1 ? "," : "") + std::string("\"") + hf + "\":{\"dtype\":\"" + (norm ? "F32" : "F16") +
-              "\",\"shape\":[" + shape + "],\"data_offsets\":[" + std::to_string(data.size()) + "," +
-              std::to_string(data.size() + bytes.size()) + "]}";
-    data += bytes;
+    std::vector<int64_t> shape;
+    for (uint32_t d = t.n_dims; d-- > 0;) shape.push_back(int64_t(t.ne[d]));
+    entries.push_back({hf, norm ? "F32" : "F16", shape, bytes});
   }
-  header += "}";
-  while (header.size() % 8) header += ' ';
-  const uint64_t len = header.size();
-  std::ofstream f(out, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(&len), 8);
-  f << header << data;
+  test::write_safetensors(out, entries);
 }
 
 // config.json as transformers 4 writes a Gemma 2 and transformers 5 a Gemma 3 (text) model.

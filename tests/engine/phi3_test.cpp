@@ -27,6 +27,7 @@
 #include "engine/runtime/cpu_backend.h"
 #include "fuzz/fuzz_samples.h"
 #include "support/cpu_logits.h"
+#include "support/safetensors_writer.h"
 
 namespace p64 {
 namespace {
@@ -158,7 +159,7 @@ TEST(Phi3, AContextPastTheOriginalLengthIsRefusedNotDecodedWithShortFactors) {
 // The GGUF's tensors under their HF names in one model.safetensors (matrices F16 byte for byte,
 // norms F32), without the rope_factors tensors, which HF keeps in config.json.
 void write_hf_tensors(const GgufFile& g, const Architecture& arch, const fs::path& out) {
-  std::string header = "{", data;
+  std::vector<test::SafetensorsEntry> entries;
   for (const GgufTensorInfo& t : g.tensors()) {
     if (t.name.rfind("rope_factors_", 0) == 0) continue;
     std::string hf;
@@ -169,19 +170,12 @@ void write_hf_tensors(const GgufFile& g, const Architecture& arch, const fs::pat
       if (t.name.rfind("blk.", 0) == 0 && t.name.substr(dot + 1) == a.gguf)
         hf = "model.layers." + t.name.substr(4, dot - 4) + "." + std::string(a.hf);
     ASSERT_FALSE(hf.empty()) << t.name;
-    const char* dtype = t.dtype == DType::F32 ? "F32" : "F16";
-    std::string shape;
-    for (uint32_t d = t.n_dims; d-- > 0;) shape += std::to_string(t.ne[d]) + (d ? "," : "");
-    header += (header.size() > 1 ? "," : "") + std::string("\"") + hf + "\":{\"dtype\":\"" + dtype + "\",\"shape\":[" +
-              shape + "],\"data_offsets\":[" + std::to_string(data.size()) + "," + std::to_string(data.size() + t.bytes) + "]}";
-    data.append(reinterpret_cast<const char*>(t.data), t.bytes);
+    std::vector<int64_t> shape;
+    for (uint32_t d = t.n_dims; d-- > 0;) shape.push_back(int64_t(t.ne[d]));
+    entries.push_back({hf, t.dtype == DType::F32 ? "F32" : "F16", shape,
+                       std::string(reinterpret_cast<const char*>(t.data), t.bytes)});
   }
-  header += "}";
-  while (header.size() % 8) header += ' ';
-  const uint64_t len = header.size();
-  std::ofstream f(out, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(&len), 8);
-  f << header << data;
+  test::write_safetensors(out, entries);
 }
 
 std::string json_list(const std::vector<float>& v) {
