@@ -7,6 +7,7 @@
 
 #include "app/cli/command_registry.h"
 #include "app/cli/decode_args.h"
+#include "app/cli/progress_line.h"
 #include "engine/lab/experiment.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/store.h"

@@ -9,6 +9,7 @@
 
 #include "app/cli/command_registry.h"
 #include "app/cli/option_checks.h"
+#include "app/cli/progress_line.h"
 #include "engine/common/error.h"
 #include "engine/common/temp_files.h"
 #include "engine/lab/cpu_bench.h"

@@ -13,6 +13,7 @@
 #include "app/cli/command_registry.h"
 #include "app/cli/decode_args.h"
 #include "app/cli/option_checks.h"
+#include "app/cli/progress_line.h"
 #include "engine/common/error.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/quality_gate.h"

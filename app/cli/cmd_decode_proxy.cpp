@@ -9,6 +9,7 @@
 #include "app/cli/decode_args.h"
 #include "app/cli/depth_sweep_table.h"
 #include "app/cli/option_checks.h"
+#include "app/cli/progress_line.h"
 #include "engine/common/error.h"
 #include "engine/lab/depth_sweep.h"
 #include "engine/lab/experiment.h"

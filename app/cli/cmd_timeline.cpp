@@ -8,6 +8,7 @@
 #include "app/cli/command_registry.h"
 #include "app/cli/decode_args.h"
 #include "app/cli/option_checks.h"
+#include "app/cli/progress_line.h"
 #include "engine/common/atomic_output.h"
 #include "engine/common/error.h"
 #include "engine/lab/experiment.h"

@@ -9,7 +9,7 @@
 #include "app/cli/command_registry.h"
 #include "engine/common/error.h"
 #include "engine/model/tokenizer.h"
-#include "engine/model/vocab_loader.h"
+#include "engine/format/vocab_loader.h"
 
 namespace {
 

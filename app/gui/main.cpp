@@ -1,8 +1,10 @@
-// p64lab: the workbench. Everything lives in p64ui; main only parses the command line.
+// p64lab: the workbench. Everything lives in p64ui; main parses the command line and
+// registers the backends this build has, which the ui cannot name (it sits below app/).
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QTimer>
 
+#include "app/common/register_backends.h"
 #include "ui/app/application.h"
 #include "ui/app/first_start.h"
 #include "ui/app/main_window.h"
@@ -24,6 +26,7 @@ int main(int argc, char** argv) {
   cli.process(app);
 
   p64::ui::init_theme_from_settings();
+  p64::register_all_backends();
   p64::ui::Workbench workbench;
   if (cli.isSet(db)) workbench.set_store_path(cli.value(db));
   if (cli.isSet(backend)) workbench.set_backend(cli.value(backend));

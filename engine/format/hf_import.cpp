@@ -17,7 +17,7 @@
 #include "engine/format/model_limits.h"
 #include "engine/format/safetensors.h"
 #include "engine/model/architecture.h"
-#include "engine/model/hf_tokenizer_json.h"
+#include "engine/format/hf_tokenizer_json.h"
 #include "engine/quant/quant.h"
 
 namespace p64 {

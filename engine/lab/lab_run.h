@@ -1,7 +1,7 @@
 #pragma once
 // What every lab command does around its measurement: open the model, sync the backend's
-// switches into the registry, start a run bundle carrying model + passport + config, and
-// show a progress line. Shared by the CLI and the GUI so both store the same facts.
+// switches into the registry and start a run bundle carrying model + passport + config.
+// Shared by the CLI and the GUI so both store the same facts.
 #include <memory>
 #include <string>
 
@@ -27,8 +27,5 @@ std::shared_ptr<const Model> open_lab_model(const std::string& path, const std::
 // model described (hashing the file when the store has not seen it) and the passport set.
 RunBundle begin_run_bundle(const Store* store, RunKind kind, const Model& model, const std::string& model_path,
                            const LoadedBackend& backend, const LabConfig& config);
-
-// A single stderr line rewritten in place ("\r"), ended with a newline at fraction 1.
-ProgressFn stderr_progress_line(std::string prefix);
 
 }  // namespace p64

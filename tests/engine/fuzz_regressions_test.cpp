@@ -9,7 +9,7 @@
 
 #include "engine/common/error.h"
 #include "engine/format/hf_import.h"
-#include "engine/model/hf_tokenizer_json.h"
+#include "engine/format/hf_tokenizer_json.h"
 #include "fuzz/fuzz_samples.h"
 #include "support/shared_files.h"
 

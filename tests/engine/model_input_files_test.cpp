@@ -14,7 +14,7 @@
 #include "decode_test_models.h"
 #include "engine/common/error.h"
 #include "engine/format/hf_import.h"
-#include "engine/model/vocab_loader.h"
+#include "engine/format/vocab_loader.h"
 #include "fuzz/fuzz_samples.h"
 
 using namespace p64;

@@ -5,9 +5,9 @@
 
 #include "engine/common/error.h"
 #include "engine/model/chat_template.h"
-#include "engine/model/hf_tokenizer_json.h"
+#include "engine/format/hf_tokenizer_json.h"
 #include "engine/model/tokenizer.h"
-#include "engine/model/vocab_loader.h"
+#include "engine/format/vocab_loader.h"
 #include "support/shared_files.h"
 
 using namespace p64;

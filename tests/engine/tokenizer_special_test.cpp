@@ -8,7 +8,7 @@
 #include "engine/model/tiktoken.h"
 #include "engine/model/tokenizer.h"
 #include "engine/model/utf8.h"
-#include "engine/model/vocab_loader.h"
+#include "engine/format/vocab_loader.h"
 #include "support/shared_files.h"
 
 using namespace p64;

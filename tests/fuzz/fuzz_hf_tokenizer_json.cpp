@@ -1,7 +1,7 @@
 // Hugging Face tokenizer.json import; an accepted vocabulary must build a tokenizer that
 // encodes and decodes without tripping.
 #include "engine/common/error.h"
-#include "engine/model/hf_tokenizer_json.h"
+#include "engine/format/hf_tokenizer_json.h"
 #include "engine/model/tokenizer.h"
 #include "fuzz_support.h"
 

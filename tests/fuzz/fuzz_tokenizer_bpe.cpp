@@ -7,7 +7,7 @@
 
 #include "engine/model/tokenizer.h"
 #include "engine/model/utf8.h"
-#include "engine/model/vocab_loader.h"
+#include "engine/format/vocab_loader.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -2,7 +2,7 @@
 // .model, tokenizer.json), so one target reaches the sniffing and the tiktoken reader.
 #include "engine/common/error.h"
 #include "engine/model/tokenizer.h"
-#include "engine/model/vocab_loader.h"
+#include "engine/format/vocab_loader.h"
 #include "fuzz_support.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -20,7 +20,7 @@
 #include "engine/format/p64_writer.h"
 #include "engine/format/safetensors.h"
 #include "engine/format/hf_import.h"
-#include "engine/model/hf_tokenizer_json.h"
+#include "engine/format/hf_tokenizer_json.h"
 #include "engine/p64_test_model.h"
 #include "fuzz_samples.h"
 

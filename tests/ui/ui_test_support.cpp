@@ -5,9 +5,15 @@
 #include <QSettings>
 #include <QThread>
 
+#include "app/common/register_backends.h"
 #include "engine/lab/store.h"
 
 namespace p64::ui::test {
+
+// Every test here links this file, so its QApplication registers the backends the way
+// app/gui/main.cpp does before any Workbench is built.
+static void register_backends_for_tests() { p64::register_all_backends(); }
+Q_COREAPP_STARTUP_FUNCTION(register_backends_for_tests)
 
 QString shared_model(const QString& name) {
   QString dir = qEnvironmentVariable("P64_SHARED_DIR");

@@ -4,7 +4,6 @@
 #include <QSettings>
 #include <QStandardPaths>
 
-#include "app/common/register_backends.h"
 #include "engine/lab/store.h"
 #include "engine/model/model.h"
 #include "engine/runtime/backend_registry.h"
@@ -18,7 +17,6 @@ QString default_store_path() {
 }
 
 Workbench::Workbench(QObject* parent) : QObject(parent) {
-  register_all_backends();
   QSettings s;
   store_path_ = s.value("store/path", default_store_path()).toString();
   backend_ = s.value("run/backend", "auto").toString();

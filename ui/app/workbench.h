@@ -20,6 +20,8 @@ class Job;
 class Workbench : public QObject {
   Q_OBJECT
  public:
+  // Offers the backends already in the registry: the executable that owns the workbench
+  // registers those it was built with first (app/gui/main.cpp), as the ui knows none by name.
   explicit Workbench(QObject* parent = nullptr);
   ~Workbench() override;
 

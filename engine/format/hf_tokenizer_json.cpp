@@ -1,4 +1,4 @@
-#include "engine/model/hf_tokenizer_json.h"
+#include "engine/format/hf_tokenizer_json.h"
 
 #include <cstdio>
 #include <filesystem>

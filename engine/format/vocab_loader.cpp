@@ -1,4 +1,4 @@
-#include "engine/model/vocab_loader.h"
+#include "engine/format/vocab_loader.h"
 
 #include <algorithm>
 #include <cctype>
@@ -12,7 +12,7 @@
 #include "engine/format/gguf_reader.h"
 #include "engine/format/llama2c_reader.h"
 #include "engine/format/p64_reader.h"
-#include "engine/model/hf_tokenizer_json.h"
+#include "engine/format/hf_tokenizer_json.h"
 #include "engine/model/tiktoken.h"
 
 namespace p64 {

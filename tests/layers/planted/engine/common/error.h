@@ -1,0 +1,2 @@
+// Planted back edge: the bottom layer reaches a backend.
+#include "backends/cuda/cuda_backend.h"
