@@ -48,6 +48,7 @@ struct DevLayer {
 struct Switches {
   bool graphs{};
   bool pdl{};
+  int smem_carveout{};  // -1: the driver's choice
   bool fuse_norm{};
   bool l2_prefetch{};
   bool gemv_reg_cap{};
@@ -102,6 +103,11 @@ const std::vector<SwitchInfo>& switch_table() {
         "before waiting for their inputs, so weight streaming continues across kernel boundaries; "
         "rejected: the prefetch traffic competes with the live GEMV",
         false, "rejected"),
+      enum_switch("smem_carveout",
+        "shared-memory carveout of every decode kernel: 'driver' lets the driver size it per kernel, "
+        "'shared' asks for the largest shared part everywhere, so a multiprocessor need not be "
+        "reconfigured between the GEMVs (no shared memory) and the streamed attention (up to 135 KB)",
+        "driver", {"driver", "shared"}, "opt-in"),
       enum_switch("gemv_regs",
         "decode GEMV register budget: 'free' lets the compiler take ~130-160 registers (3 blocks per "
         "SM), 'cap' limits them so 4 blocks fit (integer paths, 1-2 rows per warp)",
@@ -241,6 +247,7 @@ Switches parse_switches(const BackendOptions& o) {
   Switches s;
   s.graphs = v.flag("graphs");
   s.pdl = v.flag("pdl");
+  s.smem_carveout = v.text("smem_carveout") == "shared" ? int(cudaSharedmemCarveoutMaxShared) : -1;
   s.fuse_norm = v.flag("fuse_norm");
   s.l2_prefetch = v.flag("l2_prefetch");
   s.gemv_reg_cap = v.text("gemv_regs") == "cap";
@@ -770,6 +777,7 @@ void CudaBackend::enqueue_step() {
     return matrix_act_bits(m) != 0 && gemv_has_int_path(m.dtype, m.n, matrix_act_bits(m));
   };
   set_dependent_launch(sw_.pdl);
+  set_smem_carveout(sw_.smem_carveout);
   // With fuse_norm the step's activations ping-pong: the residual's normalized form is in act_,
   // the attention output and the FFN hidden vector in act_alt_ (a GEMV never reads and writes
   // one buffer). Without it every input is in act_.

@@ -16,6 +16,10 @@ namespace p64::cuda {
 // Set by the backend before it enqueues (or captures) a step; read by launch_kernel.
 void set_dependent_launch(bool on);
 bool dependent_launch();
+// The shared-memory carveout every launched kernel asks for, in percent of the unified L1/shared
+// storage (cudaFuncAttributePreferredSharedMemoryCarveout); -1 leaves it to the driver.
+void set_smem_carveout(int percent);
+int smem_carveout();
 
 template <class... KernelArgs, class... Args>
 void launch_kernel(const char* name, void (*kernel)(KernelArgs...), dim3 grid, dim3 block, size_t shared_bytes,
@@ -30,6 +34,10 @@ void launch_kernel(const char* name, void (*kernel)(KernelArgs...), dim3 grid, d
   attr[0].val.programmaticStreamSerializationAllowed = dependent_launch() ? 1 : 0;
   cfg.attrs = attr;
   cfg.numAttrs = 1;
+  if (smem_carveout() >= 0)
+    check(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel), cudaFuncAttributePreferredSharedMemoryCarveout,
+                               smem_carveout()),
+          name, __FILE__, __LINE__);
   check(cudaLaunchKernelEx(&cfg, kernel, std::forward<Args>(args)...), name, __FILE__, __LINE__);
 }
 
