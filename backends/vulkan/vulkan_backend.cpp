@@ -165,6 +165,7 @@ const std::vector<SwitchInfo>& switch_table() {
       bool_switch("prefill_coopmat",
         "batched prefill GEMM on VK_NV_cooperative_matrix (16x16x16 f16 x f16 -> f32 subgroup matrices: "
         "tensor cores on NVIDIA) with 64-row tiles; Debian 12's glslc rejects the KHR extension; "
+        "wrong logits on NVIDIA (H100, 2026-12-07: VulkanPrefill.CooperativeMatrixGemmMatchesCpuOrIsRefused fails), "
         "untested where lavapipe runs the suite (it lacks the extension)",
         false, "opt-in"),
       int_switch("prefill_tile_rows",
