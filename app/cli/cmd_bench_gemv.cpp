@@ -25,6 +25,7 @@ struct Args {
   std::vector<std::string> layouts = {"blocks", "tiles"};
   std::vector<int> rows_per_warp = {2};
   std::vector<int> in_flight = {0};
+  std::vector<int> ring = {0};
   std::vector<int> split_rows = {0};
   std::vector<int> prologue = {0};
   int iters = 100;
@@ -42,6 +43,7 @@ void run(const Args& a) {
   req.layouts = a.layouts;
   req.rows_per_warp = a.rows_per_warp;
   req.in_flight = a.in_flight;
+  req.ring = a.ring;
   req.split_rows = a.split_rows;
   req.prologue = a.prologue;
   req.iters = a.iters;
@@ -51,7 +53,7 @@ void run(const Args& a) {
     nlohmann::json out = {{"preset", a.preset}, {"backend", a.backend}, {"read_ceiling_gbs", ceiling}};
     for (const auto& r : rows)
       out["rows"].push_back({{"op", r.op}, {"dtype", r.dtype}, {"layout", r.layout}, {"rows_per_warp", r.rows_per_warp},
-                             {"in_flight", r.in_flight}, {"split_rows", r.split_rows}, {"prologue", r.prologue}, {"rows", r.rows}, {"n", r.n},
+                             {"in_flight", r.in_flight}, {"ring", r.ring}, {"split_rows", r.split_rows}, {"prologue", r.prologue}, {"rows", r.rows}, {"n", r.n},
                              {"bytes", r.bytes}, {"us_median", r.us_median}, {"us_min", r.us_min},
                              {"us_max", r.us_max}, {"gbs", r.gbs()}, {"share_of_ceiling", r.gbs() / ceiling}});
     std::printf("%s\n", out.dump(2).c_str());
@@ -59,11 +61,11 @@ void run(const Args& a) {
   }
   std::printf("bench-gemv %s on %s: read ceiling %.0f GB/s (passport, this run); %d launches x %d repeats\n",
               a.preset.c_str(), a.backend.c_str(), ceiling, a.iters, a.repeats);
-  std::printf("%-8s %-5s %-7s %3s %3s %5s %3s %7s %6s %9s %22s %8s %7s\n", "op", "dtype", "layout", "rpw", "if", "split",
-              "pro", "rows", "n", "MB", "us/launch med (min-max)", "GB/s", "ceiling");
+  std::printf("%-8s %-5s %-7s %3s %3s %4s %5s %3s %7s %6s %9s %22s %8s %7s\n", "op", "dtype", "layout", "rpw", "if",
+              "ring", "split", "pro", "rows", "n", "MB", "us/launch med (min-max)", "GB/s", "ceiling");
   for (const auto& r : rows)
-    std::printf("%-8s %-5s %-7s %3d %3d %5d %3d %7lld %6lld %9.2f %8.2f (%6.2f-%6.2f) %8.0f %6.1f%%\n", r.op.c_str(),
-                r.dtype.c_str(), r.layout.c_str(), r.rows_per_warp, r.in_flight, r.split_rows, r.prologue,
+    std::printf("%-8s %-5s %-7s %3d %3d %4d %5d %3d %7lld %6lld %9.2f %8.2f (%6.2f-%6.2f) %8.0f %6.1f%%\n", r.op.c_str(),
+                r.dtype.c_str(), r.layout.c_str(), r.rows_per_warp, r.in_flight, r.ring, r.split_rows, r.prologue,
                 static_cast<long long>(r.rows),
                 static_cast<long long>(r.n), r.bytes / 1e6,
                 r.us_median, r.us_min, r.us_max, r.gbs(), 100.0 * r.gbs() / ceiling);
@@ -83,6 +85,10 @@ const CommandRegistration reg(43, [](CLI::App& root) {
       ->delimiter(',')
       ->capture_default_str();
   c->add_option("--in-flight", a->in_flight, "Units in flight per lane to sweep: 0 (auto), 1, 2 (gemv_in_flight)")
+      ->delimiter(',')
+      ->capture_default_str();
+  c->add_option("--ring", a->ring,
+                "Ring refills to sweep: 0, 1 (two units in flight, each refilled as it is consumed: gemv_ring)")
       ->delimiter(',')
       ->capture_default_str();
   c->add_option("--split", a->split_rows, "Rows per block of the block-split kernel to sweep: 0 (none), 2, 4 (gemv_split)")

@@ -53,6 +53,8 @@ struct Switches {
   bool l2_prefetch{};
   bool gemv_reg_cap{};
   int gemv_in_flight{};  // 0 = auto: 2 for Q8_0 matrices, 1 for the K-quants
+  int gemv_gate_up_in_flight{};  // the gate/up GEMV's; 0 = as gemv_in_flight
+  bool gemv_ring{};
   int act_bits{};  // act_quant: int16 | int8 | f32 (0)
   bool fused_gate_up{};
   bool qkv_fused{};
@@ -117,6 +119,16 @@ const std::vector<SwitchInfo>& switch_table() {
         "any arithmetic on them; 1 frees registers for more resident warps. auto: 2 for Q8_0 matrices, "
         "1 for the K-quants",
         "auto", {"auto", "1", "2"}, "default"),
+      enum_switch("gemv_gate_up_in_flight",
+        "gemv_in_flight for the gate/up GEMV alone (its SwiGLU form holds twice the rows' weights "
+        "in registers); auto: as the other GEMVs",
+        "auto", {"auto", "1", "2"}, "opt-in"),
+      bool_switch("gemv_ring",
+        "decode GEMV (warp kernel, integer paths): two units per lane in flight, and each unit's "
+        "registers refilled with the unit two rounds ahead as soon as it is consumed, so loads stay "
+        "in flight while the warp does arithmetic (overrides gemv_in_flight; not for the GEMVs that "
+        "quantize their output)",
+        false, "opt-in"),
       enum_switch("act_quant",
         "GEMV activations for Q4_K/Q6_K/Q8_0: int16 per 32 with dp2a, int8 per 32 with dp4a "
         "(llama.cpp's mmvq idea; fails the quality gate on deep models), or f32 FMA on dequantized "
@@ -253,6 +265,9 @@ Switches parse_switches(const BackendOptions& o) {
   s.gemv_reg_cap = v.text("gemv_regs") == "cap";
   const std::string& in_flight = v.text("gemv_in_flight");
   s.gemv_in_flight = in_flight == "auto" ? 0 : in_flight == "1" ? 1 : 2;
+  const std::string& gate_up_in_flight = v.text("gemv_gate_up_in_flight");
+  s.gemv_gate_up_in_flight = gate_up_in_flight == "auto" ? 0 : gate_up_in_flight == "1" ? 1 : 2;
+  s.gemv_ring = v.flag("gemv_ring");
   const std::string& act = v.text("act_quant");
   s.act_bits = act == "int16" ? 16 : act == "int8" ? 8 : 0;
   s.fused_gate_up = v.flag("fused_gate_up");
@@ -759,6 +774,11 @@ void CudaBackend::gemv(const DevMatrix* mats[], float* outs[], int count, GemvMo
   g.cap_registers = sw_.gemv_reg_cap;
   const bool q8 = g.dtype == uint32_t(DType::Q8_0) || g.dtype == uint32_t(DType::Q8_0_SOA);
   g.units_in_flight = sw_.gemv_in_flight != 0 ? sw_.gemv_in_flight : q8 ? 2 : 1;
+  if (mode == GemvMode::SwiGLU && sw_.gemv_gate_up_in_flight != 0) g.units_in_flight = sw_.gemv_gate_up_in_flight;
+  if (sw_.gemv_ring) {
+    g.units_in_flight = 2;
+    g.ring_refill = true;
+  }
   next_prefetch_ = L2Prefetch{};
   g.mode = mode;
   g.act_bits = matrix_act_bits(*mats[0]);

@@ -67,7 +67,10 @@ __device__ __forceinline__ void quantize_output(const GemvFusion& f, int64_t e, 
 // values written (lane i holds row i's). `first`: the block's first pass, which waits for the
 // previous kernel once its first weights are in flight. PRO: the block (one pass of W warps)
 // then makes its input in `smem` (gemv_prologue.cuh) and reads it from there.
-template <class P, int R, int MODE, int IF, bool PRO = false, int W = kWarps>
+// RING (gemv_ring): each unit's registers are refilled with the unit IF rounds ahead as soon as
+// the unit is consumed, so IF - 1 units stay in flight while the warp does arithmetic; without
+// it a lane's IF units are consumed together and the next IF requested after the last.
+template <class P, int R, int MODE, int IF, bool PRO = false, int W = kWarps, bool RING = false>
 __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool first, float res[R],
                                           unsigned char* smem = nullptr) {
   constexpr int NR = MODE == 2 ? 2 * R : R;
@@ -119,10 +122,14 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
 #pragma unroll
         for (int i = 0; i < NR; ++i)
           if (valid[i % R]) acc[i] += P::dot(raw[k][i], x, u);
+        if constexpr (RING) {
+          const int64_t ahead = u + 32 * kUnitsInFlight;
+          if (ahead < units) load_unit_rows<P, R, MODE>(raw[k], ref, valid, up_bytes, ahead);
+        }
       }
     }
     base += 32 * kUnitsInFlight;
-    if (base < units) load_weights(base);
+    if (!RING && base < units) load_weights(base);
   }
   const float scale = a.fuse.in_ssq ? input_norm_scale(a.fuse, a.n, lane) : 1.f;
 #pragma unroll
@@ -145,7 +152,7 @@ __device__ __forceinline__ void warp_rows(const GemvArgs& a, int64_t row0, bool 
 
 // MINB > 1 caps the registers so that MINB blocks fit on a multiprocessor (gemv_regs=cap):
 // more warps in flight per SM at the price of a few rematerialized addresses.
-template <class P, int R, int MODE, bool QOUT, int MINB, int IF, bool PRO>
+template <class P, int R, int MODE, bool QOUT, int MINB, int IF, bool PRO, bool RING = false>
 __global__ void __launch_bounds__(warps_per_block<R, QOUT>() * 32, MINB) gemv_kernel(const GemvArgs a) {
   extern __shared__ __align__(16) unsigned char prologue_smem[];
   constexpr int W = warps_per_block<R, QOUT>();
@@ -155,7 +162,7 @@ __global__ void __launch_bounds__(warps_per_block<R, QOUT>() * 32, MINB) gemv_ke
   float res[R];
   if constexpr (!QOUT) {
     const int64_t row0 = (int64_t(blockIdx.x) * W + warp) * R;
-    warp_rows<P, R, MODE, IF, PRO, W>(a, row0, true, res, prologue_smem);
+    warp_rows<P, R, MODE, IF, PRO, W, RING>(a, row0, true, res, prologue_smem);
     if constexpr (MODE == 0 && R % 2 == 0) {
       if (a.rope.inv_freq) rope_epilogue<R>(a, row0, res);
     }
@@ -182,6 +189,11 @@ void launch_blocks(const GemvArgs& a, cudaStream_t stream) {
   if (a.in_flight == 1 || P::kInFlight == 1)
     return launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB, 1, PRO>, dim3(unsigned(blocks)),
                          dim3(W * 32), smem, stream, a);
+  if constexpr (!QOUT && !PRO) {
+    if (a.ring)
+      return launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB, 2, PRO, true>, dim3(unsigned(blocks)),
+                           dim3(W * 32), smem, stream, a);
+  }
   launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB, 2, PRO>, dim3(unsigned(blocks)), dim3(W * 32), smem,
                 stream, a);
 }
@@ -313,6 +325,7 @@ void launch_gemv(const GemvLaunch& g, cudaStream_t stream) {
   a.prefetch = g.prefetch;
   a.cap_registers = g.cap_registers;
   a.in_flight = g.units_in_flight;
+  a.ring = g.ring_refill;
   a.rope = g.rope;
   a.pro = g.prologue;
   if (g.prologue.x && (g.act_bits != 16 || !gemv_has_int_path(g.dtype, g.n) || g.n % 32 != 0 ||

@@ -47,13 +47,15 @@ uint32_t device_dtype(DType aos, const std::string& layout, int64_t n) {
 
 struct Variant {
   std::string layout;
-  int rows_per_warp, in_flight, split_rows, prologue;
+  int rows_per_warp, in_flight, ring, split_rows, prologue;
 };
 
 GemvBenchRow time_one(const OpShape& s, DType aos, const Variant& v, const GemvBenchRequest& req, size_t l2_bytes) {
   const std::string& layout = v.layout;
   // the prologue kernels exist at 2 rows per warp, without the block split
   if (v.prologue && (v.rows_per_warp != 2 || v.split_rows)) return {};
+  // the ring refills are the warp kernel's, with two units in flight
+  if (v.ring && (v.split_rows || v.prologue || v.in_flight == 1)) return {};
   const int64_t mats = s.mode == GemvMode::SwiGLU ? 2 : 1;
   // SwiGLU's gate and up are two tensors (SoA and tiled field arrays are sized per tensor)
   std::vector<uint8_t> host;
@@ -94,6 +96,10 @@ GemvBenchRow time_one(const OpShape& s, DType aos, const Variant& v, const GemvB
   g.rows_per_warp = v.rows_per_warp;
   g.cap_registers = true;
   g.units_in_flight = v.in_flight ? v.in_flight : aos == DType::Q8_0 ? 2 : 1;  // 0: the backend's auto
+  if (v.ring) {
+    g.units_in_flight = 2;
+    g.ring_refill = true;
+  }
   g.split_rows = v.split_rows;
   if (v.prologue) g.prologue = GemvPrologue{x_in.get<float>(), norm.get<float>(), 1e-5f};
   const int64_t nb = s.rows * s.n / dtype_info(aos)->block_elems;
@@ -116,6 +122,7 @@ GemvBenchRow time_one(const OpShape& s, DType aos, const Variant& v, const GemvB
   row.layout = layout;
   row.rows_per_warp = g.rows_per_warp;
   row.in_flight = g.units_in_flight;
+  row.ring = v.ring;
   row.split_rows = g.split_rows;
   row.prologue = v.prologue;
   row.rows = s.rows * mats;
@@ -141,6 +148,8 @@ std::vector<GemvBenchRow> run_gemv_bench(const GemvBenchRequest& req) {
     if (p != 0 && p != 1) throw Error("bench-gemv: prologue must be 0 or 1 (got " + std::to_string(p) + ")");
   for (int f : req.in_flight)
     if (f < 0 || f > 2) throw Error("bench-gemv: units in flight must be 0 (auto), 1 or 2 (got " + std::to_string(f) + ")");
+  for (int r : req.ring)
+    if (r != 0 && r != 1) throw Error("bench-gemv: ring must be 0 or 1 (got " + std::to_string(r) + ")");
   int l2 = 0;
   P64_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, 0));
   const HParams& h = req.shape;
@@ -157,11 +166,12 @@ std::vector<GemvBenchRow> run_gemv_bench(const GemvBenchRequest& req) {
       for (const std::string& layout : req.layouts)
         for (int rpw : req.rows_per_warp)
           for (int inf : req.in_flight)
-            for (int split : req.split_rows)
-              for (int pro : req.prologue) {
-                GemvBenchRow r = time_one(s, *aos, Variant{layout, rpw, inf, split, pro}, req, size_t(l2));
-                if (r.bytes) rows.push_back(std::move(r));
-              }
+            for (int ring : req.ring)
+              for (int split : req.split_rows)
+                for (int pro : req.prologue) {
+                  GemvBenchRow r = time_one(s, *aos, Variant{layout, rpw, inf, ring, split, pro}, req, size_t(l2));
+                  if (r.bytes) rows.push_back(std::move(r));
+                }
     }
   return rows;
 }

@@ -20,6 +20,7 @@ struct GemvArgs {
   GemvPrologue pro;
   bool cap_registers;  // host side only: picks the kernel instance
   int in_flight;       // host side only: units per lane in flight (1 or 2), picks the instance
+  bool ring;           // host side only: gemv_ring (2 in flight, each refilled once consumed)
 };
 
 // The qkv_rope epilogue: lanes 0..R-1 hold rows row0..row0+R-1 (row0 even, so lanes 2j and

@@ -18,6 +18,7 @@ struct GemvBenchRequest {
   std::vector<std::string> layouts; // the backend's names, e.g. blocks, tiles
   std::vector<int> rows_per_warp = {2};  // launch shapes to sweep (the backend's switches)
   std::vector<int> in_flight = {0};      // 0: the backend's auto
+  std::vector<int> ring = {0};           // 1: loads refilled as units are consumed (the backend's gemv_ring)
   std::vector<int> split_rows = {0};     // rows per block of a block-split kernel; 0: none
   std::vector<int> prologue = {0};       // 1: the GEMV normalizes and quantizes its own fp32 input
   int iters = 100;                  // launches per timed repeat
@@ -28,7 +29,7 @@ struct GemvBenchRow {
   std::string op;      // qkv | o | gate_up | down | logits
   std::string dtype;
   std::string layout;
-  int rows_per_warp = 0, in_flight = 0, split_rows = 0, prologue = 0;
+  int rows_per_warp = 0, in_flight = 0, ring = 0, split_rows = 0, prologue = 0;
   int64_t rows = 0, n = 0;
   uint64_t bytes = 0;  // weight bytes one launch reads
   double us_median = 0, us_min = 0, us_max = 0;  // per launch

@@ -72,7 +72,7 @@ TEST_P(GemvTest, MatchesHostReferenceOnEveryPathAndEpilogue) {
     // integer activations cost about 1/(2^(bits-1)) of each activation's block maximum
     const double tol = !int_path ? 1e-5 : bits == 8 ? 3e-2 : 2e-4;
     for (int rpw : {1, 2, 4})
-    for (int in_flight : {1, 2})
+    for (int in_flight : {1, 2, 3})  // 3: two in flight with ring refills (gemv_ring)
     for (int split : {0, 2, 4}) {
       if (split && (rpw != 2 || in_flight != 1)) continue;  // the block-split kernel has neither knob
       SCOPED_TRACE("act_bits=" + std::to_string(bits) + " rows_per_warp=" + std::to_string(rpw) +
@@ -80,7 +80,8 @@ TEST_P(GemvTest, MatchesHostReferenceOnEveryPathAndEpilogue) {
       cuda::GemvLaunch g;
       g.nseg = 1;
       g.dtype = dtype;
-      g.units_in_flight = in_flight;
+      g.units_in_flight = in_flight == 3 ? 2 : in_flight;
+      g.ring_refill = in_flight == 3;
       g.split_rows = split;
       g.n = c.n;
       g.xf = act.xf.get();

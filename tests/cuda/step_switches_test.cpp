@@ -41,6 +41,8 @@ const std::map<std::string, std::string> kVariants[] = {
     {{"attn_grid", "16"}, {"attn_chunk", "16"}, {"fuse_norm", "1"}},
     {{"gemv_in_flight", "2"}}, {{"gemv_in_flight", "2"}, {"gemv_rows", "1"}, {"gemv_regs", "free"}},
     {{"gemv_in_flight", "1"}, {"gemv_rows", "1"}, {"gemv_regs", "free"}}, {{"gemv_in_flight", "1"}, {"fuse_norm", "1"}},
+    {{"gemv_ring", "1"}}, {{"gemv_ring", "1"}, {"gemv_rows", "4"}, {"graphs", "0"}},
+    {{"gemv_ring", "1"}, {"swiglu_quant", "1"}}, {{"gemv_gate_up_in_flight", "2"}, {"gemv_in_flight", "1"}},
     {{"gemv_fill", "8"}}, {{"gemv_fill", "64"}, {"gemv_rows", "4"}}, {{"gemv_fill", "64"}, {"qkv_rope", "0"}},
     {{"combine_batch", "8"}}, {{"combine_batch", "8"}, {"attn_grid", "16"}, {"graphs", "0"}},
     {{"rms_batched", "1"}}, {{"rms_batched", "1"}, {"combine_batch", "1"}, {"graphs", "0"}},
