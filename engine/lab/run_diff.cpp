@@ -109,8 +109,9 @@ RunDiff diff_ab_sides(const Store& store, int64_t ab_run) {
   std::vector<SampleRecord> a, b;
   for (const auto& s : store.samples(ab_run)) (s.side == "b" ? b : a).push_back(s);
   d.verdict = store.comparison_for_run(ab_run);
-  d.a_label = "A (" + (d.verdict ? d.verdict->config_a : std::string("?")) + ")";
-  d.b_label = "B (" + (d.verdict ? d.verdict->config_b : std::string("?")) + ")";
+  const std::string side_of = "side of A/B run " + std::to_string(ab_run);
+  d.a_label = d.verdict ? d.verdict->config_a + " (A " + side_of + ")" : "A " + side_of;
+  d.b_label = d.verdict ? d.verdict->config_b + " (B " + side_of + ")" : "B " + side_of;
   d.figures = figures(a, b);
   d.note = "an A/B run records no per-op data: time each side with p64 timeline --db, then p64 runs diff RUN_A RUN_B";
   return d;

@@ -32,7 +32,7 @@ struct FigureDelta {
 
 struct RunDiff {
   RunRecord a, b;          // the two runs; for an A/B's sides, the A/B run twice
-  std::string a_label, b_label;  // "run 12 (timeline, cpu)", or "A (backend=cpu)" for an A/B's side
+  std::string a_label, b_label;  // "run 12 (timeline, cpu)", or "backend=cpu (A side of A/B run 9)"
   std::vector<FigureDelta> figures;
   std::vector<OpDelta> ops;     // most time first (the larger of A and B)
   std::vector<OpDelta> groups;  // RMS, ATTN, FFN, LOGITS, SAMPLE, OTHER (those either run has)

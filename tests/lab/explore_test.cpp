@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/common/register_backends.h"
 #include "engine/common/error.h"
 #include "engine/decode_test_models.h"
 #include "engine/lab/explore.h"
@@ -48,6 +49,7 @@ std::string file_bytes(const std::string& path) {
 }
 
 TEST(ExplorePlan, SetsSplitOnSemicolonsAndEveryMistakeIsNamed) {
+  register_all_backends();
   const auto sets = split_switch_sets(" opt.a=1 ; opt.b=2,opt.c=0 ");
   ASSERT_EQ(sets.size(), 2u);
   EXPECT_EQ(sets[0], "opt.a=1");
@@ -194,6 +196,7 @@ TEST(ExploreCli, ResumesWithoutMeasuringAStoredCellAgain) {
 // A stop asked for in the middle of a cell (Ctrl-C) leaves the cells before it stored, and no
 // run of the cell it stopped.
 TEST(Explore, AStopMidCellStoresNothingOfThatCell) {
+  register_all_backends();
   TwoModels m;
   ExplorePlan p;
   p.models = {m.a, m.b};
@@ -227,6 +230,34 @@ TEST(Explore, AStopMidCellStoresNothingOfThatCell) {
   EXPECT_EQ(ab_runs(*store), 4u);
 }
 
+// Ctrl-C through the command, once the second cell has started: it ends with 130 and says how to
+// resume, and every A/B run it stored is a cell of the matrix (no run of the stopped cell).
+TEST(ExploreCli, CtrlCStopsWithTheCellsBeforeItStored) {
+  TwoModels m;
+  const std::string err = (m.dir / "explore.err").string();
+  const std::string script = test::write_file(
+      m.dir, "stop.sh",
+      std::string(P64_CLI_PATH) + " explore --models " + m.a + "," + m.b + " --sets '" + kSets +
+          "' --backend cpu --runs 10 --warmup 0 --tokens 64 --prompt-tokens 4 --quality-tokens 8 --id night --db " +
+          m.db + " > /dev/null 2> " + err + " &\n"
+          "pid=$!\n"
+          "for i in $(seq 1 3000); do grep -q 'cell 2/4' " + err + " && break; sleep 0.01; done\n"
+          "kill -INT $pid\n"
+          "wait $pid\n"
+          "echo $?\n");
+  const test::CliRun r = test::run_program("sh", script);
+  EXPECT_EQ(r.out, "130\n");
+  const std::string said = test::read_text_file(err);
+  EXPECT_NE(said.find("p64: explore night interrupted; the cell being measured was not stored"), std::string::npos)
+      << said;
+  EXPECT_NE(said.find("rerun `p64 explore --id night --db " + m.db + "`"), std::string::npos) << said;
+  auto store = Store::open(m.db);
+  const size_t cells = load_explore_matrix(*store, "night").cells.size();
+  EXPECT_GE(cells, 1u);
+  EXPECT_LT(cells, 4u);
+  EXPECT_EQ(ab_runs(*store), cells);
+}
+
 // Each mistake is named and refused before the store is opened: its file stays byte for byte.
 TEST(ExploreCli, BadInputIsNamedAndLeavesTheStoreAlone) {
   TwoModels m;
@@ -251,14 +282,24 @@ TEST(ExploreCli, BadInputIsNamedAndLeavesTheStoreAlone) {
   }
   EXPECT_EQ(file_bytes(m.db), before);
   EXPECT_FALSE(fs::exists(m.db + "-wal") && fs::file_size(m.db + "-wal") > 0);
-  // An id stored with another plan: refused, naming what differs.
-  ASSERT_EQ(test::run_p64(quick_flags(m) + " --id night --max-cells 1").status, 0);
-  const test::CliRun other = test::run_p64("explore --models " + m.a + " --sets opt.kv_f16=1" + kQuick +
-                                           " --id night --db " + m.db);
+  // An id stored with another plan: refused, naming what differs, before anything is measured.
+  ExplorePlan stored;
+  stored.models = {m.a};
+  stored.baseline = "backend=cpu";
+  stored.sets = {"opt.int8_activations=0"};
+  { Store::open(m.db)->insert_explore("night", explore_plan_json(stored).dump()); }
+  const std::string with_night = file_bytes(m.db);
+  const test::CliRun other = test::run_p64(quick_flags(m) + " --id night");
   EXPECT_EQ(other.status, 1);
-  EXPECT_NE(other.err.find("explore 'night' was started with another plan (models"), std::string::npos) << other.err;
+  EXPECT_NE(other.err.find("p64: error: " + m.db + ": explore 'night' was started with another plan (models"),
+            std::string::npos)
+      << other.err;
+  EXPECT_NE(other.err.find("sets [\"opt.int8_activations=0\"] there, [\"opt.kv_f16=1\",\"opt.int8_activations=0\"] here"),
+            std::string::npos)
+      << other.err;
+  EXPECT_EQ(file_bytes(m.db), with_night);
   auto store = Store::open(m.db);
-  EXPECT_EQ(ab_runs(*store), 1u);
+  EXPECT_EQ(ab_runs(*store), 0u);
 }
 
 }  // namespace

@@ -124,7 +124,7 @@ TEST(RunDiff, AbRunDiffsItsSidesAndWhatCannotBeDiffedIsNamed) {
   }
   auto store = Store::open(db, no_import());
   const RunDiff sides = diff_ab_sides(*store, ab);
-  EXPECT_EQ(sides.b_label, "B (backend=cpu,opt.kv_f16=1)");
+  EXPECT_EQ(sides.b_label, "backend=cpu,opt.kv_f16=1 (B side of A/B run " + std::to_string(ab) + ")");
   ASSERT_FALSE(sides.figures.empty());
   EXPECT_DOUBLE_EQ(sides.figures[0].a, 42);
   EXPECT_DOUBLE_EQ(sides.figures[0].b, 61);
