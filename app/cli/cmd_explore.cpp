@@ -183,9 +183,9 @@ const CommandRegistration reg(43, [](CLI::App& root) {
   matrix_flags.push_back(c->add_option("--models", a->models, "Model files, comma-separated (rows)")->delimiter(','));
   matrix_flags.push_back(
       c->add_option("--sets", a->sets, "Switch sets (columns): ';' between sets, ',' inside one: \"opt.a=1;opt.b=2,opt.c=0\""));
-  matrix_flags.push_back(c->add_option("--backend", a->backend, "The baseline's backend (default auto)"));
+  matrix_flags.push_back(c->add_option("--backend", a->backend, "The baseline's backend (without it and --baseline: auto)"));
   matrix_flags.push_back(
-      c->add_option("--baseline", a->baseline, "Config A, e.g. \"backend=cpu,threads=4\" (default backend=auto)"));
+      c->add_option("--baseline", a->baseline, "Config A, e.g. \"backend=cpu,threads=4\" (without it: backend=auto)"));
   matrix_flags.push_back(c->add_option("--tokenizer", a->tokenizer, "Tokenizer for llama2.c checkpoints"));
   matrix_flags.push_back(
       c->add_option("--runs", a->plan.runs, "Measured runs per side and cell (>= 2)")->capture_default_str());
