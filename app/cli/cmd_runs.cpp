@@ -1,4 +1,5 @@
-// p64 runs: list stored runs; `p64 runs show ID` for one run's details.
+// p64 runs: list stored runs; `p64 runs show ID` for one run's details, `p64 runs diff A B` for
+// two runs' per-op times side by side (or `p64 runs diff AB` for an A/B's two sides).
 #include <cstdio>
 #include <iostream>
 
@@ -8,6 +9,7 @@
 #include "app/cli/command_registry.h"
 #include "engine/common/error.h"
 #include "engine/lab/depth_sweep.h"
+#include "engine/lab/run_diff.h"
 #include "engine/lab/stats.h"
 #include "engine/lab/store.h"
 #include "engine/lab/store_text.h"
@@ -19,6 +21,7 @@ struct Args {
   std::string db = default_store_path();
   std::string model, kind;
   int64_t id = 0;
+  std::vector<int64_t> diff_ids;
   bool json = false;
 };
 
@@ -26,6 +29,54 @@ double median_tok_s(const Store& s, int64_t run_id) {
   std::vector<double> v;
   for (const auto& x : s.samples(run_id)) v.push_back(x.decode_tok_s);
   return min_median_max(v).median;
+}
+
+std::string ratio_text(double r) {
+  char t[16];
+  if (r > 0) std::snprintf(t, sizeof t, "%.3f", r);
+  else std::snprintf(t, sizeof t, "-");
+  return t;
+}
+
+void print_op_row(const OpDelta& o) {
+  std::printf("  %-16s %-7s %10.4f %10.4f %+10.4f %7s%s\n", o.name.c_str(), o.group.c_str(), o.a_ms, o.b_ms,
+              o.delta_ms(), ratio_text(o.ratio()).c_str(), !o.in_a ? "  (only in B)" : !o.in_b ? "  (only in A)" : "");
+}
+
+nlohmann::json op_json(const OpDelta& o) {
+  return {{"name", o.name}, {"group", o.group}, {"a_ms", o.a_ms}, {"b_ms", o.b_ms}, {"delta_ms", o.delta_ms()},
+          {"ratio", o.ratio()}, {"in_a", o.in_a}, {"in_b", o.in_b}};
+}
+
+void print_diff(const Store& store, const std::vector<int64_t>& ids, bool json) {
+  const RunDiff d = ids.size() == 1 ? diff_ab_sides(store, ids[0]) : diff_runs(store, ids[0], ids[1]);
+  if (json) {
+    nlohmann::json j = {{"a", d.a_label}, {"b", d.b_label}, {"a_run", d.a.id}, {"b_run", d.b.id},
+                        {"a_steps", d.a_steps}, {"b_steps", d.b_steps}, {"note", d.note}};
+    for (const auto& f : d.figures) j["figures"].push_back({{"name", f.name}, {"a", f.a}, {"b", f.b}, {"ratio", f.ratio()}});
+    j["ops"] = nlohmann::json::array();
+    for (const auto& o : d.ops) j["ops"].push_back(op_json(o));
+    for (const auto& g : d.groups) j["groups"].push_back(op_json(g));
+    if (d.total) j["total"] = op_json(*d.total);
+    if (d.verdict) j["verdict"] = {{"verdict", std::string(to_string(d.verdict->verdict))}, {"ratio", d.verdict->ratio_median}};
+    std::cout << json_text(j, 2) << "\n";
+    return;
+  }
+  std::printf("A: %s\nB: %s\n\n", d.a_label.c_str(), d.b_label.c_str());
+  std::printf("  %-16s %10s %10s %7s\n", "", "A", "B", "B/A");
+  for (const auto& f : d.figures)
+    std::printf("  %-16s %10.2f %10.2f %7s\n", f.name.c_str(), f.a, f.b, ratio_text(f.ratio()).c_str());
+  if (d.verdict)
+    std::printf("  verdict: %s, B/A %.3f (%s)\n", std::string(to_string(d.verdict->verdict)).c_str(),
+                d.verdict->ratio_median, d.verdict->reason.c_str());
+  if (!d.note.empty()) std::printf("\n  %s\n", d.note.c_str());
+  if (d.ops.empty()) return;
+  std::printf("\n  per decode step (A: %d steps, B: %d steps), ms summed over layers\n", d.a_steps, d.b_steps);
+  std::printf("  %-16s %-7s %10s %10s %10s %7s\n", "op", "group", "A ms", "B ms", "delta ms", "B/A");
+  for (const auto& o : d.ops) print_op_row(o);
+  std::printf("\n");
+  for (const auto& g : d.groups) print_op_row(g);
+  if (d.total) print_op_row(*d.total);
 }
 
 const CommandRegistration reg(45, [](CLI::App& root) {
@@ -37,8 +88,14 @@ const CommandRegistration reg(45, [](CLI::App& root) {
   CLI::App* show = c->add_subcommand("show", "Details of one run");
   show->add_option("id", a->id, "Run id")->required();
   show->add_flag("--json", a->json, "Print JSON")->capture_default_str();
-  c->callback([a, show] {
+  CLI::App* diff = c->add_subcommand(
+      "diff", "Two runs side by side: per-op ms per decode step (timeline runs) and headline figures; one A/B run: its two sides");
+  diff->add_option("runs", a->diff_ids, "RUN_A RUN_B (two timeline runs), or one A/B run")->required()->expected(1, 2);
+  diff->add_flag("--json", a->json, "Print JSON")->capture_default_str();
+  diff->add_option("--db", a->db, "Lab store (SQLite)")->capture_default_str();
+  c->callback([a, show, diff] {
     auto store = Store::open(a->db);
+    if (diff->parsed()) return print_diff(*store, a->diff_ids, a->json);
     if (show->parsed()) {
       auto r = store->run(a->id);
       if (!r) throw Error(a->db + ": no run " + std::to_string(a->id));

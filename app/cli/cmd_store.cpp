@@ -40,13 +40,14 @@ const CommandRegistration reg(51, [](CLI::App& root) {
     for (const auto& c : counts) t += c;
     std::printf("merged %zu store(s) into %s: %lld of %lld runs new (%lld samples, %lld timeline ops, %lld A/B "
                 "verdicts), %lld models, %lld passports, %lld switches, %lld history entries, %lld llama-bench "
-                "results, %lld chat sessions (%lld messages)\n",
+                "results, %lld chat sessions (%lld messages), %lld explores (%lld cells)\n",
                 counts.size(), a->db.c_str(), static_cast<long long>(t.runs_added), static_cast<long long>(t.runs),
                 static_cast<long long>(t.samples_added), static_cast<long long>(t.timeline_ops_added),
                 static_cast<long long>(t.comparisons_added), static_cast<long long>(t.models_added),
                 static_cast<long long>(t.passports_added), static_cast<long long>(t.optimisations_added),
                 static_cast<long long>(t.history_added), static_cast<long long>(t.peer_results_added),
-                static_cast<long long>(t.chat_sessions_added), static_cast<long long>(t.chat_messages_added));
+                static_cast<long long>(t.chat_sessions_added), static_cast<long long>(t.chat_messages_added),
+                static_cast<long long>(t.explores_added), static_cast<long long>(t.explore_cells_added));
   });
 });
 

@@ -6,6 +6,7 @@
 #include "engine/common/error.h"
 #include "engine/lab/depth_sweep.h"
 #include "engine/lab/lab_run.h"
+#include "engine/lab/sqlite_util.h"
 #include "engine/lab/store.h"
 #include "engine/model/model.h"
 #include "engine/runtime/backend_registry.h"
@@ -176,7 +177,12 @@ AbExperimentOutcome run_ab_experiment(const AbExperimentRequest& r, const Experi
     return out;
   }
   for (const AbSide* s : {&out.result.a, &out.result.b}) store->sync_switches(s->backend, backend_switch_table(s->backend));
-  out.stored = judge_and_store_ab(*store, out.result, *out.model_a, r.model_path, out.model_b.get(), path_b);
+  {
+    sql::Transaction tx(store->handle());
+    out.stored = judge_and_store_ab(*store, out.result, *out.model_a, r.model_path, out.model_b.get(), path_b);
+    if (r.also_store) r.also_store(*store, out.stored);
+    tx.commit();
+  }
   out.store_path = store->path();
   out.comparison = store->comparison_for_run(out.stored.run_id);
   if (!out.result.switch_name.empty()) {

@@ -5,6 +5,7 @@
 // The CLI and the GUI only build requests and render outcomes, so a run started from either is
 // the same record.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -87,6 +88,9 @@ struct AbExperimentRequest {
   std::string switch_name;  // the switch judged; must be one A and B set differently (judged_switch)
   AbParams params;
   std::string store_path;  // empty: judged without history, nothing stored
+  // Rows the caller files with the A/B (an explore's cell), written in the A/B's own transaction:
+  // stored together with the run or not at all.
+  std::function<void(Store&, const StoredAb&)> also_store;
 };
 
 struct AbExperimentOutcome {

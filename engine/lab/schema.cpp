@@ -210,6 +210,25 @@ void migrate_v6(sqlite3* db) {
   sql::exec(db, "CREATE UNIQUE INDEX IF NOT EXISTS runs_by_uid ON runs(uid)");
 }
 
+// Version 7: the explore matrix (explore.h): a plan of models x switch sets, named, and the A/B
+// run that measured each of its cells, so an interrupted explore resumes where it stopped.
+constexpr const char* kV7 = R"sql(
+CREATE TABLE IF NOT EXISTS explores (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  plan_json TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS explore_cells (
+  id INTEGER PRIMARY KEY,
+  explore_id INTEGER NOT NULL REFERENCES explores(id) ON DELETE CASCADE,
+  model_index INTEGER NOT NULL,
+  set_index INTEGER NOT NULL,
+  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  UNIQUE (explore_id, model_index, set_index)
+);
+)sql";
+
 // Each migration completes what its version adds and skips what is already there, so a store
 // whose user_version was set back (by hand, by a tool, by a copy of the tables into an older
 // file) moves forward instead of failing on "table ... already exists".
@@ -221,6 +240,7 @@ constexpr Migration kMigrations[] = {
     migrate_v4,
     migrate_v5,
     migrate_v6,
+    [](sqlite3* db) { sql::exec(db, kV7); },
 };
 
 // A schema version as a fresh store has it, built in memory: what check_schema compares with.

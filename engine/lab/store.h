@@ -107,6 +107,15 @@ class Store {
   std::optional<ComparisonRecord> previous_comparison(const std::string& switch_name, int64_t model_id,
                                                       const std::string& device) const;
 
+  // --- explore matrices (explore.h) ----------------------------------------------------
+  std::optional<ExploreRecord> explore(const std::string& name) const;
+  std::vector<ExploreRecord> explores() const;  // oldest first
+  int64_t insert_explore(const std::string& name, const std::string& plan_json);
+  std::vector<ExploreCellRecord> explore_cells(int64_t explore_id) const;
+  // Inside the A/B's own transaction (AbExperimentRequest::also_store), so a cell is stored with
+  // its run or not at all.
+  void add_explore_cell(const ExploreCellRecord& cell);
+
   // --- optimisation registry -----------------------------------------------------------
   // Registers the switches a backend offers; a new one gets its backend-declared status and a
   // first history entry; an existing one keeps its (possibly verdict-changed) status.

@@ -315,7 +315,46 @@ void merge_chat(sqlite3* src, sqlite3* dst, const IdMap& models, MergeCounts& c)
     if (message.insert({{"session_id", mapped(sessions, message.i64("session_id"))}})) ++c.chat_messages_added;
 }
 
-MergeCounts merge_one(sqlite3* src, sqlite3* dst) {
+// Explores match by name and plan. One name with another plan (two machines' "nightly", whose
+// model paths differ) comes in as NAME@SOURCE_FILE, so neither matrix takes the other's cells, and
+// a second merge finds it under that name.
+void merge_explores(sqlite3* src, sqlite3* dst, const IdMap& runs, const std::string& source_path, MergeCounts& c) {
+  IdMap explores;
+  TableCopy explore(src, dst, "explores");
+  sql::Statement find(dst, "SELECT id, plan_json FROM explores WHERE name = ?");
+  sql::Statement add(dst, "INSERT INTO explores (name, plan_json, created_at) VALUES (?,?,?)");
+  const std::string suffix = "@" + fs::path(source_path).filename().string();
+  while (explore.rows().step()) {
+    const std::string name = explore.rows().text(explore.column("name"));
+    const std::string plan = explore.rows().text(explore.column("plan_json"));
+    int64_t id = 0;
+    for (const std::string& candidate : {name, name + suffix}) {
+      find.bind(1, candidate);
+      const bool found = find.step();
+      const bool same_plan = found && find.text(1) == plan;
+      const int64_t found_id = found ? find.i64(0) : 0;
+      find.reset();
+      if (same_plan) id = found_id;
+      if (same_plan || !found) {
+        if (!found) {
+          add.bind(1, candidate).bind(2, plan).bind_column(3, explore.rows(), explore.column("created_at")).run();
+          add.reset();
+          id = sqlite3_last_insert_rowid(dst);
+          ++c.explores_added;
+        }
+        break;
+      }
+    }
+    if (id) explores[explore.id()] = id;  // else both names hold other plans: its cells stay out
+  }
+  TableCopy cell(src, dst, "explore_cells", "", "ON CONFLICT (explore_id, model_index, set_index) DO NOTHING");
+  while (cell.rows().step()) {
+    const int64_t explore_id = mapped(explores, cell.i64("explore_id")), run_id = mapped(runs, cell.i64("run_id"));
+    if (explore_id && run_id && cell.insert({{"explore_id", explore_id}, {"run_id", run_id}})) ++c.explore_cells_added;
+  }
+}
+
+MergeCounts merge_one(sqlite3* src, sqlite3* dst, const std::string& source_path) {
   MergeCounts c;
   IdMap models, passports, runs;
   {
@@ -328,6 +367,7 @@ MergeCounts merge_one(sqlite3* src, sqlite3* dst) {
   }
   merge_runs(src, dst, models, passports, runs, c);
   merge_optimisations(src, dst, runs, c);
+  merge_explores(src, dst, runs, source_path, c);
   {
     TableCopy t(src, dst, "peer_results", "", "ON CONFLICT DO NOTHING");
     while (t.rows().step())
@@ -352,6 +392,8 @@ MergeCounts& MergeCounts::operator+=(const MergeCounts& o) {
   peer_results_added += o.peer_results_added;
   chat_sessions_added += o.chat_sessions_added;
   chat_messages_added += o.chat_messages_added;
+  explores_added += o.explores_added;
+  explore_cells_added += o.explore_cells_added;
   return *this;
 }
 
@@ -372,7 +414,7 @@ std::vector<MergeCounts> merge_stores(const std::string& dest_path, const std::v
   std::vector<MergeCounts> counts;
   sql::Transaction tx(dest->handle());
   for (size_t i = 0; i < copies.size(); ++i) {
-    counts.push_back(merge_one(copies[i]->db, dest->handle()));
+    counts.push_back(merge_one(copies[i]->db, dest->handle(), sources[i]));
     if (progress) progress({MergeProgress::Stage::Merged, i, sources.size(), &sources[i], &counts.back()});
   }
   tx.commit();

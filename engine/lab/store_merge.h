@@ -1,8 +1,8 @@
 #pragma once
 // `p64 store merge`: brings the runs of other lab stores (another machine's, another call's) into
 // one store, with everything they hang on: models, passports (which name the machine), samples,
-// timeline ops, A/B comparisons, the optimisation registry and its history, llama-bench results
-// and chat sessions.
+// timeline ops, A/B comparisons, the optimisation registry and its history, explore matrices,
+// llama-bench results and chat sessions.
 //
 // Runs are matched by their uid (run_uid.h), the other rows by their natural keys, so merging
 // the same store twice adds nothing the second time. A source is never opened itself: a copy of
@@ -25,6 +25,7 @@ struct MergeCounts {
   int64_t models_added = 0, passports_added = 0;
   int64_t optimisations_added = 0, history_added = 0;
   int64_t peer_results_added = 0, chat_sessions_added = 0, chat_messages_added = 0;
+  int64_t explores_added = 0, explore_cells_added = 0;
   MergeCounts& operator+=(const MergeCounts& o);
 };
 

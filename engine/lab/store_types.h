@@ -125,6 +125,23 @@ struct ComparisonRecord {
   std::string created_at;
 };
 
+// A named explore matrix (explore.h): its plan as canonical JSON (models, baseline, sets and the
+// A/B parameters), the identity a rerun is checked against.
+struct ExploreRecord {
+  int64_t id = 0;
+  std::string name;
+  std::string plan_json;
+  std::string created_at;
+};
+
+// One measured cell of an explore: the A/B run of set `set_index` on model `model_index`.
+struct ExploreCellRecord {
+  int64_t explore_id = 0;
+  int32_t model_index = 0;
+  int32_t set_index = 0;
+  int64_t run_id = 0;
+};
+
 struct OptimisationRecord {
   int64_t id = 0;
   std::string name;

@@ -26,7 +26,7 @@ namespace fs = std::filesystem;
 
 constexpr const char* kTables[] = {"models", "passports", "runs", "samples", "timeline_ops", "comparisons",
                                    "optimisations", "optimisation_history", "peer_results", "chat_sessions",
-                                   "chat_messages"};
+                                   "chat_messages", "explores", "explore_cells"};
 
 int64_t count(sqlite3* db, const std::string& query) {
   sqlite3_stmt* st = nullptr;
@@ -405,6 +405,40 @@ TEST(StoreMerge, TheCommandSaysWhatItMergedAndNamesABadSource) {
   r = test::run_p64("store merge " + a + " " + dest + " --db " + dest);
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.err.rfind("p64: error: " + dest + ": is the destination store", 0), 0u) << r.err;
+}
+
+// An explore comes with its cells (their runs renumbered as the destination numbers them), once;
+// another store's explore of the same name and another plan keeps its cells apart as NAME@FILE.
+TEST(StoreMerge, ExploresComeWithTheirCellsOnceAndANameClashStaysApart) {
+  test::TempDir dir;
+  const std::string src = (dir / "night.lab.db").string(), dest = (dir / "all.lab.db").string();
+  int64_t src_run = 0;
+  {
+    auto s = Store::open(src);
+    src_run = s->write_run(ab_run("NVIDIA H100 80GB HBM3", "cell", 100));
+    const int64_t e = s->insert_explore("night", R"({"sets": ["opt.a=1"]})");
+    s->add_explore_cell({e, 0, 0, src_run});
+  }
+  {
+    auto d = Store::open(dest);
+    d->write_run(ab_run("NVIDIA H200", "first in dest", 90));  // dest numbers the merged run otherwise
+    d->insert_explore("night", R"({"sets": ["opt.b=1"]})");  // the same name, another plan
+  }
+  for (int pass = 0; pass < 2; ++pass) {
+    const auto counts = merge_stores(dest, {src});
+    EXPECT_EQ(counts[0].explores_added, pass ? 0 : 1) << "pass " << pass;
+    EXPECT_EQ(counts[0].explore_cells_added, pass ? 0 : 1) << "pass " << pass;
+  }
+  auto d = Store::open(dest);
+  EXPECT_TRUE(d->explore("night")->plan_json.find("opt.b=1") != std::string::npos);
+  EXPECT_TRUE(d->explore_cells(d->explore("night")->id).empty());
+  const auto merged = d->explore("night@night.lab.db");
+  ASSERT_TRUE(merged);
+  const auto cells = d->explore_cells(merged->id);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_NE(cells[0].run_id, src_run);
+  EXPECT_EQ(d->run(cells[0].run_id)->label, "cell");
+  EXPECT_EQ(test::integrity_check(*d), "ok");
 }
 
 }  // namespace
