@@ -9,6 +9,7 @@
 #include "app/cli/command_registry.h"
 #include "app/cli/explore_table.h"
 #include "app/cli/interrupt.h"
+#include "app/cli/progress_line.h"
 #include "engine/common/error.h"
 #include "engine/lab/explore.h"
 #include "engine/lab/lab_run.h"

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 
-#include "engine/lab/verdict.h"
 
 namespace p64::cli {
 namespace {
@@ -15,12 +14,10 @@ std::string file_name(const std::string& path) {
   return slash == std::string::npos ? p : p.substr(slash + 1);
 }
 
-bool significant(const ExploreCell& c) { return c.p_value < VerdictRules{}.alpha; }
-
 std::string cell_text(const ExploreCell* c) {
   if (!c) return "-";
   char text[48];
-  std::snprintf(text, sizeof text, "%.3f%s %s%s", c->comparison.ratio_median, significant(*c) ? "*" : "",
+  std::snprintf(text, sizeof text, "%.3f%s %s%s", c->comparison.ratio_median, c->significant() ? "*" : "",
                 short_verdict(c->comparison.verdict).c_str(), c->busy ? "!" : "");
   return text;
 }
@@ -76,7 +73,7 @@ nlohmann::json explore_matrix_json(const ExploreMatrix& m) {
                      {"a_median", c.comparison.a_median},
                      {"b_median", c.comparison.b_median},
                      {"p_value", c.p_value},
-                     {"significant", significant(c)},
+                     {"significant", c.significant()},
                      {"busy", c.busy},
                      {"quality_pass", c.comparison.quality_pass},
                      {"switch", c.comparison.switch_name},

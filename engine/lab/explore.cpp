@@ -16,6 +16,7 @@
 #include "engine/lab/lab_run.h"
 #include "engine/lab/sha256.h"
 #include "engine/lab/store.h"
+#include "engine/lab/verdict.h"
 #include "engine/runtime/backend_registry.h"
 #include "engine/runtime/switch_table.h"
 
@@ -279,6 +280,8 @@ const ExploreCell* ExploreMatrix::cell(size_t model_index, size_t set_index) con
     if (c.model_index == model_index && c.set_index == set_index) return &c;
   return nullptr;
 }
+
+bool ExploreCell::significant() const { return p_value < VerdictRules{}.alpha; }
 
 ExploreMatrix load_explore_matrix(const Store& store, const std::string& name) {
   const std::optional<ExploreRecord> e = store.explore(name);

@@ -69,6 +69,7 @@ struct ExploreCell {
   ComparisonRecord comparison;  // its verdict, B/A and medians
   double p_value = 1;  // the test's two-sided p (summary_json.test)
   bool busy = false;   // the machine was busy during the A/B
+  bool significant() const;  // p below the verdict rules' alpha (verdict.h)
 };
 
 struct ExploreMatrix {

@@ -41,7 +41,7 @@ class TestMainWindow : public QObject {
     MainWindow w(wb);
     QStringList ids;
     for (Panel* p : w.panels()) ids << p->id();
-    QCOMPARE(ids, (QStringList{"models", "chat", "runs", "ab", "timeline", "roofline", "scoreboard",
+    QCOMPARE(ids, (QStringList{"models", "chat", "runs", "ab", "explore", "timeline", "roofline", "scoreboard",
                                "optimisations", "passport"}));
     w.show_panel("passport");
     QCOMPARE(QSettings().value("window/panel").toString(), QString("passport"));

@@ -2,6 +2,7 @@
 
 #include "ui/panels/ab_panel.h"
 #include "ui/panels/chat_panel.h"
+#include "ui/panels/explore_panel.h"
 #include "ui/panels/models_panel.h"
 #include "ui/panels/optimisations_panel.h"
 #include "ui/panels/passport_panel.h"
@@ -18,6 +19,7 @@ QList<Panel*> create_panels(Workbench& wb) {
   p << new ChatPanel(wb);
   p << new RunsPanel(wb);
   p << new AbPanel(wb);
+  p << new ExplorePanel(wb);
   p << new TimelinePanel(wb);
   p << new RooflinePanel(wb);
   p << new ScoreboardPanel(wb);

@@ -34,6 +34,7 @@
 #include "ui/models/run_table_model.h"
 #include "ui/models/sample_table_model.h"
 #include "ui/panels/spin_box.h"
+#include "ui/panels/run_diff_view.h"
 #include "ui/panels/table_view.h"
 
 namespace p64::ui {
@@ -141,6 +142,8 @@ RunsPanel::RunsPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   depth_view_->setRenderHint(QPainter::Antialiasing);
   fill_depth_chart(depth_view_->chart(), {});
   detail_tabs_->addTab(depth_view_, tr("Depth sweep"));
+  diff_view_ = new RunDiffView(wb_, this);
+  detail_tabs_->addTab(diff_view_, tr("Diff"));
 
   auto* history = new QWidget(this);
   auto* history_layout = new QVBoxLayout(history);
@@ -228,6 +231,7 @@ void RunsPanel::show_run(const QModelIndex& proxy_index) {
   const RunRow* row = runs_->row_at(filter_->mapToSource(proxy_index).row());
   if (!row) return;
   const RunRecord run = row->run;
+  diff_view_->set_run_a(run);
   show_sweep(stored_sweep_points(runs_->rows(), run));  // empty for a run of no sweep: the chart says so
   query_store<RunDetail>(
       wb_, this, tr("Reading run %1").arg(run.id),

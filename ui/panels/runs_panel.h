@@ -22,6 +22,7 @@ class Job;
 struct DepthSweepPoint;
 class KeyValueModel;
 class PassportModel;
+class RunDiffView;
 class RunFilterProxy;
 class RunTableModel;
 class SampleTableModel;
@@ -47,6 +48,7 @@ class RunsPanel : public Panel {
   QSpinBox* warmup_box() const { return warmup_; }
   QLineEdit* depth_edit() const { return depths_; }
   QChartView* depth_chart() const { return depth_view_; }
+  RunDiffView* diff_view() const { return diff_view_; }
   QLineEdit* config_edit() const { return config_; }
   QLabel* result_label() const { return result_; }
   bool session_running() const { return !session_.isNull(); }
@@ -94,6 +96,7 @@ class RunsPanel : public Panel {
   QTableView* table_;
   QTabWidget* detail_tabs_;
   QChartView* depth_view_;
+  RunDiffView* diff_view_;
   QPointer<Job> session_;
   qint64 pending_select_ = 0;
   bool hint_shown_ = false;
