@@ -1,5 +1,6 @@
 // p64 runs: list stored runs; `p64 runs show ID` for one run's details, `p64 runs diff A B` for
-// two runs' per-op times side by side (or `p64 runs diff AB` for an A/B's two sides).
+// two runs' per-op times side by side (or `p64 runs diff AB` for an A/B's two sides), `p64 runs
+// compare --baseline REV` for decode speed between two builds, `p64 runs revisions` for the builds.
 #include <cstdio>
 #include <iostream>
 
@@ -7,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/cli/command_registry.h"
+#include "app/cli/commit_compare_table.h"
 #include "engine/common/error.h"
 #include "engine/lab/depth_sweep.h"
 #include "engine/lab/run_diff.h"
@@ -22,6 +24,8 @@ struct Args {
   std::string model, kind;
   int64_t id = 0;
   std::vector<int64_t> diff_ids;
+  std::string baseline, against;
+  bool check = false;
   bool json = false;
 };
 
@@ -93,9 +97,32 @@ const CommandRegistration reg(45, [](CLI::App& root) {
   diff->add_option("runs", a->diff_ids, "RUN_A RUN_B (two timeline runs), or one A/B run")->required()->expected(1, 2);
   diff->add_flag("--json", a->json, "Print JSON")->capture_default_str();
   diff->add_option("--db", a->db, "Lab store (SQLite)")->capture_default_str();
-  c->callback([a, show, diff] {
+  CLI::App* compare = c->add_subcommand(
+      "compare", "Decode tok/s between two builds: each model/backend/device/config both measured, tested and flagged past 2%");
+  compare->add_option("--baseline", a->baseline, "Revision A (a prefix of a stored git revision; see `runs revisions`)")
+      ->required();
+  compare->add_option("--against", a->against, "Revision B (default: the newest stored revision other than A)");
+  compare->add_option("--model", a->model, "Model path/name substring");
+  compare->add_flag("--check", a->check, "Exit 1 when a group regressed past the 2% rule");
+  compare->add_flag("--json", a->json, "Print JSON");
+  compare->add_option("--db", a->db, "Lab store (SQLite)")->capture_default_str();
+  compare->footer(
+      "A group is one model file, backend, device, configuration and prompt+decode token count; its stored decode-proxy "
+      "runs of each revision are pooled (every repetition a sample) and compared by the A/B rule's Mann-Whitney test. "
+      "Builds record their revision (git rev-parse --short=12) in every run.");
+  CLI::App* revisions = c->add_subcommand("revisions", "The builds (git revisions) the store holds decode-proxy runs of");
+  revisions->add_option("--db", a->db, "Lab store (SQLite)")->capture_default_str();
+  c->callback([a, show, diff, compare, revisions] {
     auto store = Store::open(a->db);
     if (diff->parsed()) return print_diff(*store, a->diff_ids, a->json);
+    if (revisions->parsed()) return print_revisions(stored_revisions(*store), a->db);
+    if (compare->parsed()) {
+      const CommitCompare cc = compare_commits(*store, a->baseline, a->against, a->model);
+      if (a->json) std::cout << json_text(commit_compare_json(cc), 2) << "\n";
+      else print_commit_compare(cc);
+      if (a->check && cc.regressions() > 0) set_exit_code(1);
+      return;
+    }
     if (show->parsed()) {
       auto r = store->run(a->id);
       if (!r) throw Error(a->db + ": no run " + std::to_string(a->id));

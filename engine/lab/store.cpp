@@ -50,6 +50,10 @@ std::unique_ptr<Store> Store::open(const std::string& path, const Options& optio
     fs::create_directories(parent, ec);
     if (ec) throw Error(path + ": cannot create the folder " + parent.string() + ": " + ec.message());
   }
+  // SQLite would open a device node or a FIFO and fail later with a misleading I/O error.
+  const fs::file_type type = fs::status(path, ec).type();
+  if (type != fs::file_type::not_found && type != fs::file_type::regular)
+    throw Error(path + " is " + file_type_text(type) + ", not a lab store file");
   sqlite3* db = nullptr;
   if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK) {

@@ -1,6 +1,7 @@
 #include "engine/lab/store.h"
 
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -425,6 +426,24 @@ TEST(StoreFolder, AStoreInAMissingFolderIsRefusedAndNothingIsCreated) {
   // A new store file in a folder that exists is still made.
   EXPECT_EQ(Store::open((dir / "new.db").string(), no_import())->schema_version(), latest_schema_version());
 }
+
+#ifndef _WIN32  // device nodes and FIFOs as POSIX has them
+TEST(StoreFolder, ADeviceAFolderOrAFifoIsRefusedAsTheStoreAndLeftAsItWas) {
+  test::TempDir dir;
+  const std::string null_dev = test::error_of([] { Store::open("/dev/null", no_import()); });
+  EXPECT_NE(null_dev.find("/dev/null is a character device, not a lab store file"), std::string::npos) << null_dev;
+  EXPECT_EQ(fs::status("/dev/null").type(), fs::file_type::character);
+  const std::string folder = test::error_of([&] { Store::open(dir.path().string(), no_import()); });
+  EXPECT_NE(folder.find(dir.path().string() + " is a folder, not a lab store file"), std::string::npos) << folder;
+  const std::string fifo = (dir / "lab.fifo").string();
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::string f = test::error_of([&] { Store::open(fifo, no_import()); });  // would block in SQLite's open
+  EXPECT_NE(f.find(fifo + " is a FIFO, not a lab store file"), std::string::npos) << f;
+  const test::CliRun r = test::run_p64("runs --db /dev/null");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("/dev/null is a character device"), std::string::npos) << r.err;
+}
+#endif
 
 TEST(StoreFolder, TheDefaultStoreMakesItsOwnFolder) {
   test::TempDir dir;
