@@ -17,9 +17,12 @@ void print_commit_compare(const CommitCompare& c) {
     std::snprintf(b, sizeof b, "%.2f (%d)", r.b_median, r.b_runs);
     std::snprintf(ratio, sizeof ratio, r.ratio > 0 ? "%.3f" : "-", r.ratio);
     std::snprintf(p, sizeof p, r.flag == "too few runs" ? "-" : "%.3g", r.p_value);
-    std::printf("%-32.32s %-8s %-20.20s %-26.26s %4d+%-4d %12s %12s %7s %8s  %s%s\n", r.model.c_str(), r.backend.c_str(),
+    std::printf("%-32.32s %-8s %-20.20s %-26.26s %4d+%-4d %12s %12s %7s %8s  %s%s%s\n", r.model.c_str(), r.backend.c_str(),
                 r.device.c_str(), r.config.c_str(), r.prompt_tokens, r.decode_tokens, a, b, ratio, p, r.flag.c_str(),
-                r.flag == "regression" ? "  <-- past the 2% rule" : "");
+                r.flag == "regression" ? "  <-- past the 2% rule" : "",
+                r.a_busy + r.b_busy ? ("  (machine busy in " + std::to_string(r.a_busy) + " A / " + std::to_string(r.b_busy) +
+                                       " B runs)").c_str()
+                                    : "");
   }
   for (const auto& g : c.only_baseline) std::printf("only in %s: %s\n", c.baseline.c_str(), g.c_str());
   for (const auto& g : c.only_against) std::printf("only in %s: %s\n", c.against.c_str(), g.c_str());
@@ -33,7 +36,7 @@ nlohmann::json commit_compare_json(const CommitCompare& c) {
   for (const CommitCompareRow& r : c.rows)
     rows.push_back({{"model", r.model}, {"backend", r.backend}, {"device", r.device}, {"config", r.config},
                     {"prompt_tokens", r.prompt_tokens}, {"decode_tokens", r.decode_tokens}, {"a_runs", r.a_runs},
-                    {"b_runs", r.b_runs}, {"a_samples", r.a_samples}, {"b_samples", r.b_samples},
+                    {"b_runs", r.b_runs}, {"a_samples", r.a_samples}, {"b_samples", r.b_samples}, {"a_busy", r.a_busy}, {"b_busy", r.b_busy},
                     {"a_median", r.a_median}, {"b_median", r.b_median}, {"ratio", r.ratio}, {"p_value", r.p_value},
                     {"flag", r.flag}, {"reason", r.reason}});
   return {{"baseline", c.baseline}, {"against", c.against},   {"rows", rows},

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
+
+#include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
 #include "engine/lab/stats.h"
@@ -32,16 +35,30 @@ std::string resolve(const Store& store, const std::vector<StoredRevision>& revs,
   throw Error(store.path() + ": revision '" + prefix + "' has no decode-proxy run here (stored: " + listed(all) + ")");
 }
 
-using GroupKey = std::tuple<int64_t, std::string, std::string, std::string, int, int>;
-
 struct Side {
   int runs = 0;
+  int busy = 0;
   std::vector<double> tok_s;
 };
 
-std::string group_text(const GroupKey& k, const std::string& model) {
-  return model + " / " + std::get<1>(k) + " / " + std::get<2>(k) + " / " + std::get<3>(k) + " / " +
-         std::to_string(std::get<4>(k)) + "+" + std::to_string(std::get<5>(k));
+std::string group_text(const MeasurementGroup& g, const std::string& model) {
+  return model + " / " + g.backend + " / " + g.device + " / " + g.config + " / " + std::to_string(g.prompt_tokens) + "+" +
+         std::to_string(g.decode_tokens);
+}
+
+// The group a stored run belongs to, from its first sample's token counts; nullopt without samples.
+std::optional<MeasurementGroup> group_of(const RunRecord& r, const std::vector<SampleRecord>& samples) {
+  if (samples.empty()) return std::nullopt;
+  return MeasurementGroup{r.model_id, r.backend, r.device, r.config, samples.front().prompt_tokens,
+                          samples.front().decode_tokens};
+}
+
+RunFilter own_decode_proxy_runs(const std::string& model = "") {
+  RunFilter f;
+  f.kind = RunKind::DecodeProxy;
+  f.include_imported = false;
+  f.model = model;
+  return f;
 }
 
 std::string flag_of(const VerdictOutcome& o, const VerdictRules& rules) {
@@ -60,13 +77,13 @@ int CommitCompare::regressions() const {
 }
 
 std::vector<StoredRevision> stored_revisions(const Store& store) {
-  RunFilter f;
-  f.kind = RunKind::DecodeProxy;
-  f.include_imported = false;
   std::map<std::string, StoredRevision> by_rev;
   std::vector<std::string> order;
-  std::vector<RunRecord> runs = store.runs(f);
-  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.id < b.id; });
+  std::vector<RunRecord> runs = store.runs(own_decode_proxy_runs());
+  // by when they ran (a merged store's runs keep their times, not their ids)
+  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
+    return std::tie(a.started_at, a.id) < std::tie(b.started_at, b.id);
+  });
   for (const RunRecord& r : runs) {
     if (!counts(r)) continue;
     auto [it, fresh] = by_rev.try_emplace(r.git_revision);
@@ -98,20 +115,17 @@ CommitCompare compare_commits(const Store& store, const std::string& baseline, c
   }
   if (out.against == out.baseline) throw Error(store.path() + ": both sides are revision " + out.baseline);
 
-  RunFilter f;
-  f.kind = RunKind::DecodeProxy;
-  f.include_imported = false;
-  f.model = model;
-  std::map<GroupKey, std::pair<Side, Side>> groups;
+  std::map<MeasurementGroup, std::pair<Side, Side>> groups;
   std::map<int64_t, std::string> model_names;
-  for (const RunRecord& r : store.runs(f)) {
+  for (const RunRecord& r : store.runs(own_decode_proxy_runs(model))) {
     if (!counts(r) || (r.git_revision != out.baseline && r.git_revision != out.against)) continue;
     const std::vector<SampleRecord> samples = store.samples(r.id);
-    if (samples.empty()) continue;
-    const GroupKey key{r.model_id, r.backend, r.device, r.config, samples.front().prompt_tokens,
-                       samples.front().decode_tokens};
-    Side& side = r.git_revision == out.baseline ? groups[key].first : groups[key].second;
+    const std::optional<MeasurementGroup> key = group_of(r, samples);
+    if (!key) continue;
+    Side& side = r.git_revision == out.baseline ? groups[*key].first : groups[*key].second;
     ++side.runs;
+    const auto summary = nlohmann::json::parse(r.summary_json, nullptr, false);
+    side.busy += summary.is_object() && summary.value("busy", false);
     for (const SampleRecord& s : samples)
       if (s.decode_tok_s > 0) side.tok_s.push_back(s.decode_tok_s);
     if (!model_names.count(r.model_id)) {
@@ -122,16 +136,23 @@ CommitCompare compare_commits(const Store& store, const std::string& baseline, c
   const VerdictRules rules;
   for (const auto& [key, sides] : groups) {
     const auto& [a, b] = sides;
-    const std::string& name = model_names[std::get<0>(key)];
+    const std::string& name = model_names[key.model_id];
     if (a.runs == 0 || b.runs == 0) {
       (a.runs ? out.only_baseline : out.only_against).push_back(group_text(key, name));
       continue;
     }
     CommitCompareRow row;
+    row.group = key;
     row.model = name;
-    std::tie(std::ignore, row.backend, row.device, row.config, row.prompt_tokens, row.decode_tokens) = key;
+    row.backend = key.backend;
+    row.device = key.device;
+    row.config = key.config;
+    row.prompt_tokens = key.prompt_tokens;
+    row.decode_tokens = key.decode_tokens;
     row.a_runs = a.runs;
     row.b_runs = b.runs;
+    row.a_busy = a.busy;
+    row.b_busy = b.busy;
     row.a_samples = static_cast<int>(a.tok_s.size());
     row.b_samples = static_cast<int>(b.tok_s.size());
     if (row.a_samples < rules.min_runs || row.b_samples < rules.min_runs) {
@@ -151,6 +172,29 @@ CommitCompare compare_commits(const Store& store, const std::string& baseline, c
     row.flag = flag_of(o, rules);
     row.reason = describe_test(o, rules);
     out.rows.push_back(std::move(row));
+  }
+  return out;
+}
+
+std::vector<RevisionPoint> group_history(const Store& store, const MeasurementGroup& group) {
+  std::map<std::string, std::pair<int, std::vector<double>>> by_rev;
+  for (const RunRecord& r : store.runs(own_decode_proxy_runs())) {
+    if (!counts(r) || r.model_id != group.model_id || r.backend != group.backend || r.device != group.device ||
+        r.config != group.config)
+      continue;
+    const std::vector<SampleRecord> samples = store.samples(r.id);
+    if (group_of(r, samples) != group) continue;
+    auto& [runs, tok_s] = by_rev[r.git_revision];
+    ++runs;
+    for (const SampleRecord& s : samples)
+      if (s.decode_tok_s > 0) tok_s.push_back(s.decode_tok_s);
+  }
+  std::vector<RevisionPoint> out;
+  for (const StoredRevision& rev : stored_revisions(store)) {
+    const auto it = by_rev.find(rev.revision);
+    if (it == by_rev.end() || it->second.second.empty()) continue;
+    const MinMedianMax m = min_median_max(it->second.second);
+    out.push_back(RevisionPoint{rev.revision, it->second.first, m.min, m.median, m.max});
   }
   return out;
 }

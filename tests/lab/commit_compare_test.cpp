@@ -33,8 +33,9 @@ ModelRecord model(const char* path) {
 
 // One decode-proxy run of `revision` with one sample per value of `tok_s`.
 void run(Store& s, const char* revision, const char* path, std::vector<double> tok_s, const char* config = "backend=cpu",
-         int prompt = 32) {
+         int prompt = 32, bool busy = false) {
   RunBundle b;
+  b.run.summary_json = nlohmann::json{{"busy", busy}}.dump();
   b.run.kind = RunKind::DecodeProxy;
   b.run.backend = "cpu";
   b.run.device = "test cpu";
@@ -75,7 +76,7 @@ struct Fixture {
     run(*s, kNew, "/noisy.p64", {105, 85, 115, 90, 100});
     // /fast with threads=2: faster in the new build
     run(*s, kOld, "/fast.p64", {50, 51, 50, 49, 50}, "backend=cpu,threads=2");
-    run(*s, kNew, "/fast.p64", {60, 61, 60, 59, 60}, "backend=cpu,threads=2");
+    run(*s, kNew, "/fast.p64", {60, 61, 60, 59, 60}, "backend=cpu,threads=2", 32, /*busy=*/true);
     // measured by one build only, and at another depth
     run(*s, kOld, "/gone.p64", {10, 11, 10});
     run(*s, kNew, "/fast.p64", {80, 80, 81}, "backend=cpu", 4096);
@@ -103,11 +104,25 @@ TEST(CommitCompare, ASlowdownIsFlaggedNoiseIsNotAndOneSidedGroupsAreListed) {
   EXPECT_LT(slow.p_value, 0.05);
   EXPECT_EQ(row_of(c, "noisy").flag != "regression" && row_of(c, "noisy").flag != "faster", true) << row_of(c, "noisy").flag;
   EXPECT_EQ(row_of(c, "fast", "backend=cpu,threads=2").flag, "faster");
+  EXPECT_EQ(row_of(c, "fast", "backend=cpu,threads=2").b_busy, 1);
+  EXPECT_EQ(slow.a_busy + slow.b_busy, 0);
   EXPECT_EQ(c.regressions(), 1);
   ASSERT_EQ(c.only_baseline.size(), 1u);
   EXPECT_NE(c.only_baseline[0].find("gone"), std::string::npos);
   ASSERT_EQ(c.only_against.size(), 1u);
   EXPECT_NE(c.only_against[0].find("4096+64"), std::string::npos) << c.only_against[0];
+
+  // the slowed group over the builds: one point per revision, in the order they ran
+  const std::vector<RevisionPoint> history = group_history(*s, slow.group);
+  ASSERT_EQ(history.size(), 2u);
+  EXPECT_EQ(history[0].revision, kOld);
+  EXPECT_EQ(history[0].runs, 2);
+  EXPECT_DOUBLE_EQ(history[0].median, 100);
+  EXPECT_DOUBLE_EQ(history[0].min, 99);
+  EXPECT_DOUBLE_EQ(history[1].median, 90);
+  MeasurementGroup deep = slow.group;
+  deep.prompt_tokens = 4096;
+  EXPECT_EQ(group_history(*s, deep).size(), 1u);
 
   // without --against: the newest other revision; a model filter keeps its groups only
   EXPECT_EQ(compare_commits(*s, kOld).against, kNew);
@@ -137,6 +152,7 @@ TEST(CommitCompareCli, TableJsonAndCheckExitCode) {
   EXPECT_NE(table.out.find("regression  <-- past the 2% rule"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("only in aaaa1111bbbb"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("1 regression(s)"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("faster  (machine busy in 0 A / 1 B runs)"), std::string::npos) << table.out;
   const test::CliRun check = test::run_p64("runs compare --baseline aaaa --check --db " + f.db);
   EXPECT_EQ(check.status, 1) << check.out;
   const test::CliRun json = test::run_p64("runs compare --baseline aaaa --json --db " + f.db);

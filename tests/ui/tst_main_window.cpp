@@ -42,7 +42,7 @@ class TestMainWindow : public QObject {
     QStringList ids;
     for (Panel* p : w.panels()) ids << p->id();
     QCOMPARE(ids, (QStringList{"models", "chat", "runs", "ab", "explore", "timeline", "roofline", "scoreboard",
-                               "optimisations", "passport"}));
+                               "builds", "optimisations", "passport"}));
     w.show_panel("passport");
     QCOMPARE(QSettings().value("window/panel").toString(), QString("passport"));
   }

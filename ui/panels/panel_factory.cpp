@@ -1,6 +1,7 @@
 #include "ui/panels/panel_factory.h"
 
 #include "ui/panels/ab_panel.h"
+#include "ui/panels/builds_panel.h"
 #include "ui/panels/chat_panel.h"
 #include "ui/panels/explore_panel.h"
 #include "ui/panels/models_panel.h"
@@ -23,6 +24,7 @@ QList<Panel*> create_panels(Workbench& wb) {
   p << new TimelinePanel(wb);
   p << new RooflinePanel(wb);
   p << new ScoreboardPanel(wb);
+  p << new BuildsPanel(wb);
   p << new OptimisationsPanel(wb);
   p << new PassportPanel(wb);
   return p;
