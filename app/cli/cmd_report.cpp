@@ -7,6 +7,7 @@
 
 #include "app/cli/command_registry.h"
 #include "engine/common/atomic_output.h"
+#include "engine/lab/llama_bench_sql.h"
 #include "engine/lab/report.h"
 #include "engine/lab/store.h"
 #include "engine/lab/store_text.h"
@@ -24,10 +25,13 @@ struct Args {
 
 const CommandRegistration reg(48, [](CLI::App& root) {
   auto a = std::make_shared<Args>();
-  CLI::App* c = root.add_subcommand("report", "Scoreboard report from the lab store (md, html, csv, json)");
+  CLI::App* c = root.add_subcommand("report", "Scoreboard report from the lab store (md, html, csv, json), or its runs as llama-bench SQL");
   c->add_option("--db", a->db, "Lab store (SQLite)")->capture_default_str();
-  c->add_option("--format", a->format, "md | html | csv | json")->capture_default_str()
-      ->check(CLI::IsMember({"md", "html", "csv", "json"}));
+  c->add_option("--format", a->format,
+                "md | html | csv | json (the scoreboard), or sql: the decode-proxy runs as llama-bench -o sql rows "
+                "(for compare-llama-bench.py)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"md", "html", "csv", "json", "sql"}));
   c->add_option("-o,--output", a->output, "Write here instead of stdout (never over the store or a non-regular file)");
   c->add_flag("--force", a->force, "Replace an existing -o file")->capture_default_str();
   c->add_option("--model", a->options.model, "Only runs of models whose path/name contains this");
@@ -46,8 +50,19 @@ const CommandRegistration reg(48, [](CLI::App& root) {
     protect_store_files(output, a->db);
     if (!a->output.empty()) check_output_path(a->output, output);  // before the store is opened (or made)
     auto store = Store::open(a->db);
-    const nlohmann::json rep = build_report(*store, a->options);
-    const std::string text = a->format == "json" ? json_text(rep, 2) + "\n"
+    std::string sql;
+    if (a->format == "sql") {
+      const LlamaBenchSql export_ = llama_bench_sql(*store, a->options.model);
+      std::cerr << "report: " << export_.rows << " llama-bench row(s)";
+      if (export_.runs_skipped)
+        std::cerr << "; " << export_.runs_skipped << " decode-proxy run(s) left out: decode after a prompt of 2+ tokens "
+                  << "has no llama-bench tg counterpart, and they measured no prefill";
+      std::cerr << "\n";
+      sql = export_.text;
+    }
+    const nlohmann::json rep = a->format == "sql" ? nlohmann::json::object() : build_report(*store, a->options);
+    const std::string text = a->format == "sql" ? sql
+                             : a->format == "json" ? json_text(rep, 2) + "\n"
                              : a->format == "csv" ? render_csv(rep)
                              : a->format == "html" ? render_html(rep)
                                                    : render_markdown(rep);
