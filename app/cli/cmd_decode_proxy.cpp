@@ -51,6 +51,8 @@ void print_machine(const DecodeProxyResult& r) {
                 r.energy->source.c_str());
   else if (r.energy)
     std::printf("    decode energy: unknown (%s: no usable reading around any decode)\n", r.energy->source.c_str());
+  else if (!r.energy_unavailable.empty())
+    std::printf("    decode energy: none (%s)\n", r.energy_unavailable.c_str());
 }
 
 // A measured run's decode tokens per joule, "" where its energy is unknown.

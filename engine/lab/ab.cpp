@@ -115,6 +115,8 @@ AbResult run_ab(const LabConfig& ca, std::shared_ptr<const Model> model_a, const
   const bool same_gpu = dev_a.backend == "cuda" && dev_b.backend == "cuda" && dev_a.pci_bus_id == dev_b.pci_bus_id;
   const GpuSource gpu_b = same_gpu ? gpu_a : gpu_source_for(dev_b);
   const GpuSource& watched = gpu_b.wanted() ? gpu_b : gpu_a;  // B's GPU (the side judged), else A's
+  // CPU sides read the packages' energy; both share one counter (they run one after the other).
+  const CpuEnergySource cpu_energy = cpu_energy_source_for(dev_a.backend == "cpu" ? dev_a : dev_b);
 
   DecodeProxyParams one;
   one.decode_tokens = p.decode_tokens;
@@ -137,8 +139,10 @@ AbResult run_ab(const LabConfig& ca, std::shared_ptr<const Model> model_a, const
       LoadedBackend& l = side == 0 ? la : lb;
       AbSide& s = side == 0 ? r.a : r.b;
       one.gpu = side == 0 ? gpu_a : gpu_b;
+      one.cpu_energy = (side == 0 ? dev_a : dev_b).backend == "cpu" ? cpu_energy : CpuEnergySource{};
       DecodeProxyResult d = run_decode_proxy(*l.backend, side == 0 ? *model_a : *model_b, l.passport, one);
       if (side == 0) a_generated = d.generated;
+      s.energy_unavailable = d.energy_unavailable;
       if (i >= p.warmup) {
         SampleRecord rec = d.samples.at(0);
         rec.rep = i - p.warmup;
@@ -265,6 +269,7 @@ nlohmann::json ab_to_json(const AbResult& r, const VerdictOutcome& o) {
     auto& arr = j[s == &r.a ? "a" : "b"]["samples"] = nlohmann::json::array();
     for (const auto& x : s->samples) arr.push_back(x.decode_tok_s);
     if (s->energy) j[s == &r.a ? "a" : "b"]["energy"] = *s->energy;
+    if (!s->energy_unavailable.empty()) j[s == &r.a ? "a" : "b"]["energy_unavailable"] = s->energy_unavailable;
   }
   return j;
 }

@@ -40,7 +40,8 @@ struct AbSide {
   std::vector<SampleRecord> samples;  // side "a" or "b", rep = interleave index
   MinMedianMax decode_tok_s;
   BusyFlag busy;  // this side's CV, and the machine over the whole interleaved measurement
-  std::optional<DecodeEnergy> energy;  // a CUDA side's decode energy per measured run, where NVML read it
+  std::optional<DecodeEnergy> energy;  // a side's decode energy per measured run, where NVML (CUDA) or RAPL (CPU) read it
+  std::string energy_unavailable;      // why a CPU side has none
 };
 
 struct AbResult {

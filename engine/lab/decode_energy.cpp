@@ -4,23 +4,31 @@
 
 namespace p64 {
 
-DecodeEnergyMeter::DecodeEnergyMeter(const GpuMonitor& gpu)
-    : gpu_(gpu),
-      counter_(gpu.energy_j().has_value()),
-      source_(counter_ ? "NVML energy counter" : "NVML power x decode time") {}
+DecodeEnergyMeter::DecodeEnergyMeter(const GpuMonitor& gpu) {
+  if (gpu.energy_j()) {
+    counter_ = [&gpu] { return gpu.energy_j(); };
+    source_ = "NVML energy counter";
+  } else {
+    power_w_ = [&gpu] { return gpu.sample().power_w; };
+    source_ = "NVML power x decode time";
+  }
+}
+
+DecodeEnergyMeter::DecodeEnergyMeter(const RaplCounter& cpu)
+    : counter_([&cpu] { return cpu.energy_j(); }), source_(cpu.source()) {}
 
 void DecodeEnergyMeter::begin() {
-  if (counter_) start_j_ = gpu_.energy_j().value_or(-1);
-  else start_w_ = gpu_.sample().power_w;
+  if (counter_) start_j_ = counter_().value_or(-1);
+  else start_w_ = power_w_();
 }
 
 double DecodeEnergyMeter::end(double decode_seconds) {
   if (counter_) {
-    const double now = gpu_.energy_j().value_or(-1);
+    const double now = counter_().value_or(-1);
     // A counter that did not move over a decode shorter than its update period says nothing.
     return start_j_ >= 0 && now > start_j_ ? now - start_j_ : -1;
   }
-  const double w = gpu_.sample().power_w;
+  const double w = power_w_();
   return start_w_ >= 0 && w >= 0 && decode_seconds > 0 ? (start_w_ + w) / 2 * decode_seconds : -1;
 }
 

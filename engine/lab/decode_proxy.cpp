@@ -99,6 +99,8 @@ DecodeProxyResult run_decode_proxy(Backend& backend, const Model& model, const P
   std::optional<GpuWatch> gpu_watch;
   std::optional<DecodeEnergyMeter> energy;
   if (params.gpu.monitor) energy.emplace(*params.gpu.monitor);
+  else if (params.cpu_energy.counter) energy.emplace(*params.cpu_energy.counter);
+  r.energy_unavailable = params.cpu_energy.unavailable;
   std::vector<double> decode_j;
   for (int run = 0; run < total; ++run) {
     const bool is_warmup = run < params.warmup;
@@ -215,6 +217,7 @@ void to_json(nlohmann::json& j, const DecodeProxyResult& r) {
                        {"peak_device_bytes", s.peak_device_bytes}});
   j["samples"] = samples;
   if (r.energy) j["energy"] = *r.energy;
+  if (!r.energy_unavailable.empty()) j["energy_unavailable"] = r.energy_unavailable;
   if (r.params.warm_repeats > 0)
     j["warm"] = {{"decode_tok_s", r.warm_decode_tok_s},
                  {"steady_over_peak", r.warm_over_peak},

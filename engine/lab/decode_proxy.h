@@ -12,6 +12,7 @@
 #include "engine/common/progress.h"
 #include "engine/lab/compute_ceiling.h"
 #include "engine/lab/decode_energy.h"
+#include "engine/lab/rapl.h"
 #include "engine/lab/gpu_monitor.h"
 #include "engine/lab/machine_load.h"
 #include "engine/lab/stats.h"
@@ -32,6 +33,8 @@ struct DecodeProxyParams {
   // The GPU of a CUDA run (gpu_source_for): watched with the machine, and its energy read around
   // each decode. Empty: no GPU figures (any other backend).
   GpuSource gpu;
+  // The CPU packages' energy of a CPU run (cpu_energy_source_for), read around each decode.
+  CpuEnergySource cpu_energy;
 };
 
 // The deterministic prompt every decode-proxy and A/B run uses, and how it was made.
@@ -70,7 +73,8 @@ struct DecodeProxyResult {
   // The machine over the measured runs, and whether it (or the runs' CV) says it was busy.
   MachineLoad machine;
   BusyFlag busy;
-  std::optional<DecodeEnergy> energy;  // the measured runs' decode energy, where a GPU monitor read it
+  std::optional<DecodeEnergy> energy;  // the measured runs' decode energy, where NVML or RAPL read it
+  std::string energy_unavailable;      // why a CPU run has none (RAPL absent or unreadable)
 };
 
 // The backend is loaded with the model already. Progress is reported once per run;

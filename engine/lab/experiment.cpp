@@ -41,7 +41,8 @@ nlohmann::json run_params(const ExperimentRequest& r) {
   return p;
 }
 
-DecodeProxyParams proxy_params(const ExperimentRequest& r, int prompt_tokens, const GpuSource& gpu) {
+DecodeProxyParams proxy_params(const ExperimentRequest& r, int prompt_tokens, const GpuSource& gpu,
+                               const CpuEnergySource& cpu_energy) {
   DecodeProxyParams p;
   p.decode_tokens = r.decode_tokens;
   p.prompt_tokens = prompt_tokens;
@@ -50,6 +51,7 @@ DecodeProxyParams proxy_params(const ExperimentRequest& r, int prompt_tokens, co
   p.warm_repeats = r.warm_repeats;
   p.machine_probe = r.machine_probe;
   p.gpu = gpu;
+  p.cpu_energy = cpu_energy;
   return p;
 }
 
@@ -123,6 +125,7 @@ ExperimentOutcome run_experiment(const ExperimentRequest& r, const ExperimentPro
     b.samples.push_back(s);
   } else if (sweep) {
     const GpuSource gpu = gpu_source_for(lb.passport.device);  // one NVML session for every depth
+    const CpuEnergySource cpu_energy = cpu_energy_source_for(lb.passport.device);
     // Each depth is stored as soon as it is measured: a sweep cancelled at its deepest depth
     // keeps the shallower ones. Its runs share the sweep's start time, which tells one sweep's
     // runs from another's with the same list.
@@ -130,7 +133,7 @@ ExperimentOutcome run_experiment(const ExperimentRequest& r, const ExperimentPro
     for (size_t k = 0; k < r.depths.size(); ++k) {
       DepthPoint point;
       point.depth = r.depths[k];
-      point.decode_proxy = run_decode_proxy(*lb.backend, *out.model, lb.passport, proxy_params(r, point.depth, gpu),
+      point.decode_proxy = run_decode_proxy(*lb.backend, *out.model, lb.passport, proxy_params(r, point.depth, gpu, cpu_energy),
                                             depth_progress(progress.measure, k, r.depths.size(), point.depth));
       point.summary = point.decode_proxy;
       if (store) {
@@ -149,7 +152,8 @@ ExperimentOutcome run_experiment(const ExperimentRequest& r, const ExperimentPro
     return out;
   } else {
     out.decode_proxy = run_decode_proxy(*lb.backend, *out.model, lb.passport,
-                                        proxy_params(r, r.prompt_tokens, gpu_source_for(lb.passport.device)),
+                                        proxy_params(r, r.prompt_tokens, gpu_source_for(lb.passport.device),
+                                                     cpu_energy_source_for(lb.passport.device)),
                                         progress.measure);
     out.summary = out.decode_proxy;
     if (!store) return out;

@@ -85,13 +85,18 @@ QVector<KeyValueModel::Row> gpu_energy_rows(const nlohmann::json& summary) {
   if (!summary.is_object()) return rows;
   const auto& machine = summary.value("machine", nlohmann::json::object());
   if (machine.is_object() && machine.contains("gpu") && machine["gpu"].is_object()) add_gpu(machine["gpu"], &rows);
-  if (summary.contains("energy") && summary["energy"].is_object()) add_energy(summary["energy"], {}, &rows);
+  auto add_energy_of = [&rows](const nlohmann::json& owner, const QString& side) {
+    if (owner.contains("energy") && owner["energy"].is_object()) add_energy(owner["energy"], side, &rows);
+    if (owner.contains("energy_unavailable") && owner["energy_unavailable"].is_string())
+      rows << KeyValueModel::Row{(side.isEmpty() ? QString() : side + " ") + tr("CPU energy"),
+                                 tr("none: %1").arg(QString::fromStdString(owner["energy_unavailable"].get<std::string>()))};
+  };
+  add_energy_of(summary, {});
   for (const char* side : {"a", "b"})
-    if (summary.contains(side) && summary[side].is_object() && summary[side].contains("energy") &&
-        summary[side]["energy"].is_object())
-      add_energy(summary[side]["energy"], QString(side).toUpper(), &rows);
+    if (summary.contains(side) && summary[side].is_object()) add_energy_of(summary[side], QString(side).toUpper());
   if (rows.isEmpty())
-    rows << KeyValueModel::Row{tr("GPU figures"), tr("none: NVML figures are recorded for CUDA runs")};
+    rows << KeyValueModel::Row{tr("GPU figures"),
+                               tr("none: NVML figures are recorded for CUDA runs, RAPL energy for CPU runs")};
   return rows;
 }
 
