@@ -9,6 +9,7 @@
 #include "engine/lab/ab.h"
 #include "engine/lab/store.h"
 #include "lab/toy_backend.h"
+#include "support/store_checks.h"
 
 namespace p64 {
 namespace {
@@ -21,11 +22,6 @@ AbParams toy_params() {
   return p;
 }
 
-Store::Options no_import() {
-  Store::Options o;
-  o.import_plan_history = false;
-  return o;
-}
 
 TEST(AbReferenceGate, AnExactBIsNotBlamedForAnApproximateA) {
   auto model = test::make_toy_model();
@@ -52,7 +48,7 @@ TEST(AbReferenceGate, AWorseBIsRejectedOnQualityAgainstTheReference) {
   EXPECT_FALSE(r.b_vs_reference->pass);
   EXPECT_FALSE(r.quality_pass());
   test::TempDir dir;
-  auto store = Store::open((dir / "lab.db").string(), no_import());
+  auto store = Store::open((dir / "lab.db").string(), test::without_plan_history());
   test::ToyBackend toy("toy-gate");
   store->sync_switches("toy-gate", toy.switches());
   const StoredAb s = judge_and_store_ab(*store, r, *model, "toy");
@@ -107,7 +103,7 @@ TEST(AbReferenceGate, ReadmeExampleKeepsInt8ActivationsDefault) {
 // Judged without timing noise: whatever B's speed, turning a switch off leaves its status.
 TEST(AbReferenceGate, TurningASwitchOffNeverChangesItsStatus) {
   test::TempDir dir;
-  auto store = Store::open((dir / "lab.db").string(), no_import());
+  auto store = Store::open((dir / "lab.db").string(), test::without_plan_history());
   auto model = test::make_toy_model();
   const std::vector<SwitchInfo> switches = {bool_switch("fast", "test", true, "default")};
   store->sync_switches("toy", switches);

@@ -10,6 +10,7 @@
 #include "engine/decode_test_models.h"
 #include "engine/lab/commit_compare.h"
 #include "engine/lab/store.h"
+#include "support/store_checks.h"
 
 namespace p64 {
 namespace {
@@ -17,11 +18,6 @@ namespace {
 constexpr const char* kOld = "aaaa1111bbbb";
 constexpr const char* kNew = "cccc2222dddd";
 
-Store::Options no_import() {
-  Store::Options o;
-  o.import_plan_history = false;
-  return o;
-}
 
 ModelRecord model(const char* path) {
   ModelRecord m;
@@ -65,7 +61,7 @@ struct Fixture {
   test::TempDir dir;
   std::string db = (dir / "lab.db").string();
   Fixture() {
-    auto s = Store::open(db, no_import());
+    auto s = Store::open(db, test::without_plan_history());
     // /fast: the new build is 10% slower, clearly (two runs of 5 samples each side)
     run(*s, kOld, "/fast.p64", {100, 101, 99, 100, 102});
     run(*s, kOld, "/fast.p64", {100, 99, 101, 100, 100});
@@ -85,7 +81,7 @@ struct Fixture {
 
 TEST(CommitCompare, ASlowdownIsFlaggedNoiseIsNotAndOneSidedGroupsAreListed) {
   Fixture f;
-  auto s = Store::open(f.db, no_import());
+  auto s = Store::open(f.db, test::without_plan_history());
   const auto revs = stored_revisions(*s);
   ASSERT_EQ(revs.size(), 2u);
   EXPECT_EQ(revs[0].revision, kOld);
@@ -132,10 +128,10 @@ TEST(CommitCompare, ASlowdownIsFlaggedNoiseIsNotAndOneSidedGroupsAreListed) {
 TEST(CommitCompare, UnknownSameAndAmbiguousRevisionsAreNamed) {
   Fixture f;
   {
-    auto s = Store::open(f.db, no_import());
+    auto s = Store::open(f.db, test::without_plan_history());
     run(*s, "aaaa9999eeee", "/fast.p64", {100, 100});
   }
-  auto s = Store::open(f.db, no_import());
+  auto s = Store::open(f.db, test::without_plan_history());
   const std::string unknown = test::error_of([&] { compare_commits(*s, "ffff"); });
   EXPECT_NE(unknown.find("revision 'ffff' has no decode-proxy run here"), std::string::npos) << unknown;
   EXPECT_NE(unknown.find(kOld), std::string::npos) << unknown;

@@ -14,15 +14,11 @@
 #include "engine/model/model.h"
 #include "engine/runtime/cpu_backend.h"
 #include "lab/toy_backend.h"
+#include "support/store_checks.h"
 
 namespace p64 {
 namespace {
 
-Store::Options no_import() {
-  Store::Options o;
-  o.import_plan_history = false;
-  return o;
-}
 
 ExperimentRequest sweep_request(std::vector<int> depths) {
   register_all_backends();
@@ -83,7 +79,7 @@ TEST(DepthSweep, DepthZeroDecodesFromPositionZeroWithoutAPrefill) {
 TEST(DepthSweep, EachDepthIsItsOwnStoredRunWithItsDepthAndKvBytes) {
   test::TempDir dir;
   const std::string db = (dir / "lab.db").string();
-  Store::open(db, no_import());
+  Store::open(db, test::without_plan_history());
   ExperimentRequest req = sweep_request({16, 0, 64});
   req.store_path = db;
   req.label = "sweep";
@@ -102,7 +98,7 @@ TEST(DepthSweep, EachDepthIsItsOwnStoredRunWithItsDepthAndKvBytes) {
   EXPECT_EQ(lines.front().rfind("depth 16: ", 0), 0u) << lines.front();
   EXPECT_EQ(lines.back().rfind("depth 64: ", 0), 0u) << lines.back();
 
-  auto store = Store::open(db, no_import());
+  auto store = Store::open(db, test::without_plan_history());
   const DecodeProxyResult& first = out.depth_sweep[0].decode_proxy;
   for (const DepthPoint& p : out.depth_sweep) {
     const DecodeProxyResult& r = p.decode_proxy;
@@ -145,13 +141,13 @@ TEST(DepthSweep, EachDepthIsItsOwnStoredRunWithItsDepthAndKvBytes) {
 TEST(DepthSweep, PastTheModelsContextIsRefusedBeforeLoadingAndNothingIsStored) {
   test::TempDir dir;
   const std::string db = (dir / "lab.db").string();
-  Store::open(db, no_import());
+  Store::open(db, test::without_plan_history());
   ExperimentRequest req = sweep_request({0, 510});
   req.store_path = db;
   EXPECT_EQ(test::error_of([&] { run_experiment(req); }),
             "decode-proxy: --depth 510 + --tokens 4 = 514 positions exceed the context of " + test::stories260k_p64() +
                 " (n_ctx_train 512); the deepest depth can be at most 508");
-  EXPECT_TRUE(Store::open(db, no_import())->runs().empty());
+  EXPECT_TRUE(Store::open(db, test::without_plan_history())->runs().empty());
   req.depths = {508};
   req.store_path.clear();
   EXPECT_EQ(run_experiment(req).depth_sweep.at(0).decode_proxy.samples.at(0).prompt_tokens, 508);

@@ -9,6 +9,7 @@
 #include "engine/lab/experiment.h"
 #include "engine/lab/store.h"
 #include "lab/toy_backend.h"
+#include "support/store_checks.h"
 
 namespace p64 {
 namespace {
@@ -29,16 +30,11 @@ ExperimentRequest stories_request(const std::string& config) {
   return r;
 }
 
-Store::Options no_import() {
-  Store::Options o;
-  o.import_plan_history = false;
-  return o;
-}
 
 TEST(Experiment, ADecodeProxyRequestStoresTheRunItReturns) {
   test::TempDir dir;
   const std::string db = (dir / "lab.db").string();
-  Store::open(db, no_import());
+  Store::open(db, test::without_plan_history());
   ExperimentRequest req = stories_request("backend=toy-experiment,threads=1,opt.fast=1");
   req.store_path = db;
   req.label = "one engine call";
@@ -48,7 +44,7 @@ TEST(Experiment, ADecodeProxyRequestStoresTheRunItReturns) {
   EXPECT_EQ(out.backend, "toy-experiment");
   ASSERT_EQ(out.decode_proxy.samples.size(), 2u);
 
-  auto store = Store::open(db, no_import());
+  auto store = Store::open(db, test::without_plan_history());
   const std::optional<RunRecord> run = store->run(out.run_id);
   ASSERT_TRUE(run);
   EXPECT_EQ(run->kind, RunKind::DecodeProxy);
@@ -79,14 +75,14 @@ TEST(Experiment, ATimelineRequestWithoutAStoreReturnsSpansAndStoresNothing) {
 TEST(Experiment, ABadSwitchValueIsTheTablesErrorAndNothingIsStored) {
   test::TempDir dir;
   const std::string db = (dir / "lab.db").string();
-  Store::open(db, no_import());
+  Store::open(db, test::without_plan_history());
   ExperimentRequest req = stories_request("backend=cpu,opt.kv_f16=2");
   req.store_path = db;
   EXPECT_EQ(test::error_of([&] { run_experiment(req); }), "cpu backend: switch kv_f16=2 is not one of 0|1 (default 0)");
   req.config = LabConfig::parse("backend=cpu,opt.kv_f32=1");
   EXPECT_EQ(test::error_of([&] { run_experiment(req); }),
             "cpu backend: unknown switch 'kv_f32' (offered: int8_activations, kv_f16, isa)");
-  for (const RunRecord& run : Store::open(db, no_import())->runs()) EXPECT_NE(run.backend, "cpu") << run.config;
+  for (const RunRecord& run : Store::open(db, test::without_plan_history())->runs()) EXPECT_NE(run.backend, "cpu") << run.config;
 }
 
 TEST(AbSwitch, TheNamedSwitchMustBeOneAAndBSetDifferently) {

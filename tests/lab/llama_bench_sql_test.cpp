@@ -11,15 +11,11 @@
 #include "engine/lab/llama_bench_sql.h"
 #include "engine/lab/peer_import.h"
 #include "engine/lab/store.h"
+#include "support/store_checks.h"
 
 namespace p64 {
 namespace {
 
-Store::Options no_import() {
-  Store::Options o;
-  o.import_plan_history = false;
-  return o;
-}
 
 void run(Store& s, const std::string& path, const std::string& backend, int prompt, int gen,
          std::vector<double> decode, std::vector<double> prefill = {}) {
@@ -51,7 +47,7 @@ void run(Store& s, const std::string& path, const std::string& backend, int prom
 
 TEST(LlamaBenchSql, RunsBecomeLlamaBenchRowsThatSqliteAndOurImporterRead) {
   test::TempDir dir;
-  auto store = Store::open((dir / "lab.db").string(), no_import());
+  auto store = Store::open((dir / "lab.db").string(), test::without_plan_history());
   run(*store, "/m/it's.p64", "cpu", 1, 128, {100, 110, 120});                   // tg128
   run(*store, "/m/gpu.p64", "cuda", 512, 8, {600, 610}, {18000, 18200});        // pp512
   run(*store, "/m/deep.p64", "cpu", 32, 64, {90, 91});                          // neither
@@ -104,7 +100,7 @@ TEST(LlamaBenchSql, TheReportCommandWritesItAndSaysWhatItLeftOut) {
   test::TempDir dir;
   const std::string db = (dir / "lab.db").string();
   {
-    auto store = Store::open(db, no_import());
+    auto store = Store::open(db, test::without_plan_history());
     run(*store, "/m/a.p64", "cpu", 1, 64, {100, 101});
     run(*store, "/m/b.p64", "cpu", 32, 64, {90, 91});
   }

@@ -8,15 +8,11 @@
 #include "engine/lab/run_diff.h"
 #include "engine/lab/store.h"
 #include "support/op_spans.h"
+#include "support/store_checks.h"
 
 namespace p64 {
 namespace {
 
-Store::Options no_import() {
-  Store::Options o;
-  o.import_plan_history = false;
-  return o;
-}
 
 SampleRecord sample(double tok_s, const char* side = "") {
   SampleRecord s;
@@ -57,11 +53,11 @@ TEST(RunDiff, TwoTimelineRunsOpByOp) {
   const std::string db = (dir / "lab.db").string();
   int64_t a = 0, b = 0;
   {
-    auto store = Store::open(db, no_import());
+    auto store = Store::open(db, test::without_plan_history());
     a = timeline_run(*store, 100, 50);
     b = timeline_run(*store, 50, 80, /*extra=*/true);
   }
-  auto store = Store::open(db, no_import());
+  auto store = Store::open(db, test::without_plan_history());
   const RunDiff d = diff_runs(*store, a, b);
   EXPECT_EQ(d.a_steps, 2);
   EXPECT_EQ(d.b_steps, 2);
@@ -105,7 +101,7 @@ TEST(RunDiff, AbRunDiffsItsSidesAndWhatCannotBeDiffedIsNamed) {
   const std::string db = (dir / "lab.db").string();
   int64_t timeline = 0, proxy = 0, ab = 0;
   {
-    auto store = Store::open(db, no_import());
+    auto store = Store::open(db, test::without_plan_history());
     timeline = timeline_run(*store, 100, 50);
     RunBundle p;
     p.run.kind = RunKind::DecodeProxy;
@@ -122,7 +118,7 @@ TEST(RunDiff, AbRunDiffsItsSidesAndWhatCannotBeDiffedIsNamed) {
     b.comparison = c;
     ab = store->write_run(std::move(b));
   }
-  auto store = Store::open(db, no_import());
+  auto store = Store::open(db, test::without_plan_history());
   const RunDiff sides = diff_ab_sides(*store, ab);
   EXPECT_EQ(sides.b_label, "backend=cpu,opt.kv_f16=1 (B side of A/B run " + std::to_string(ab) + ")");
   ASSERT_FALSE(sides.figures.empty());

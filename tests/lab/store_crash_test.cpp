@@ -29,17 +29,13 @@
 #include "engine/common/error.h"
 #include "engine/lab/store.h"
 #include "support/shared_files.h"
+#include "support/store_checks.h"
 
 namespace p64 {
 namespace {
 
 constexpr int kSamplesPerRun = 6;
 
-Store::Options no_import() {
-  Store::Options o;
-  o.import_plan_history = false;
-  return o;
-}
 
 RunBundle run_with_samples(const std::string& label, int n_samples, size_t notes_bytes = 0) {
   RunBundle b;
@@ -73,7 +69,7 @@ std::string integrity(sqlite3* db) {
 // A child that writes runs until it is killed, sending each committed id down `fd`.
 [[noreturn]] void write_runs_until_killed(const std::string& path, int fd, int writer) {
   try {
-    auto store = Store::open(path, no_import());
+    auto store = Store::open(path, test::without_plan_history());
     for (int i = 0;; ++i) {
       const int64_t id = store->write_run(run_with_samples("w" + std::to_string(writer) + "-" + std::to_string(i), kSamplesPerRun));
       if (::write(fd, &id, sizeof id) != sizeof id) _exit(3);
@@ -116,7 +112,7 @@ TEST(StoreCrash, SigkilledWritersNeverLoseACommittedRunOrCorruptTheStore) {
   // build (sanitizers) or the machine's load.
   const auto t0 = std::chrono::steady_clock::now();
   {
-    auto store = Store::open(path, no_import());
+    auto store = Store::open(path, test::without_plan_history());
     store->write_run(run_with_samples("timing", kSamplesPerRun));
   }
   const auto first_commit_us =
@@ -157,7 +153,7 @@ TEST(StoreCrash, SigkilledWritersNeverLoseACommittedRunOrCorruptTheStore) {
     ::close(fds[0]);
   }
   EXPECT_EQ(unfinished_children, 2 * trial);
-  auto store = Store::open(path, no_import());
+  auto store = Store::open(path, test::without_plan_history());
   EXPECT_EQ(integrity(store->handle()), "ok");
   std::set<int64_t> stored;
   for (const auto& r : store->runs()) {
@@ -180,7 +176,7 @@ TEST(StoreCrash, FileSizeLimitGivesAClearErrorAndKeepsWhatWasStored) {
   const std::string path = (dir / "lab.db").string();
   std::set<int64_t> before;
   {
-    auto store = Store::open(path, no_import());
+    auto store = Store::open(path, test::without_plan_history());
     for (int i = 0; i < 20; ++i) before.insert(store->write_run(run_with_samples("before-" + std::to_string(i), 3)));
   }
   int fds[2];
@@ -196,7 +192,7 @@ TEST(StoreCrash, FileSizeLimitGivesAClearErrorAndKeepsWhatWasStored) {
     std::string message;
     int64_t committed = 0;
     try {
-      auto store = Store::open(path, no_import());
+      auto store = Store::open(path, test::without_plan_history());
       for (int i = 0; i < 100000; ++i) {
         const int64_t id = store->write_run(run_with_samples("fill-" + std::to_string(i), 20, 8000));
         if (::write(fds[1], &id, sizeof id) != sizeof id) _exit(3);
@@ -235,7 +231,7 @@ TEST(StoreCrash, FileSizeLimitGivesAClearErrorAndKeepsWhatWasStored) {
   EXPECT_NE(message.find("disk I/O error"), std::string::npos) << message;  // EFBIG, where a full disk says "full"
   EXPECT_NE(message.find("nothing of this write was stored"), std::string::npos) << message;
 
-  auto store = Store::open(path, no_import());
+  auto store = Store::open(path, test::without_plan_history());
   EXPECT_EQ(integrity(store->handle()), "ok");
   std::set<int64_t> stored;
   for (const auto& r : store->runs()) stored.insert(r.id);
@@ -283,7 +279,7 @@ TEST(StoreCrash, FullDiskGivesAClearErrorAndKeepsWhatWasStored) {
     }
     const std::string path = mount_point + "/lab.db";
     try {
-      auto store = Store::open(path, no_import());
+      auto store = Store::open(path, test::without_plan_history());
       for (int i = 0; i < 10; ++i) say("before " + std::to_string(store->write_run(run_with_samples("before", 3))));
       try {
         for (int i = 0; i < 100000; ++i) say("fitted " + std::to_string(store->write_run(run_with_samples("fill", 20, 8000))));
@@ -303,7 +299,7 @@ TEST(StoreCrash, FullDiskGivesAClearErrorAndKeepsWhatWasStored) {
       _exit(0);
     }
     try {
-      auto store = Store::open(path, no_import());
+      auto store = Store::open(path, test::without_plan_history());
       say("integrity " + integrity(store->handle()));
       for (const auto& r : store->runs()) say("stored " + std::to_string(r.id));
     } catch (const std::exception& e) {

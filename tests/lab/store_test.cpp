@@ -27,11 +27,6 @@ namespace p64 {
 namespace {
 namespace fs = std::filesystem;
 
-Store::Options no_import() {
-  Store::Options o;
-  o.import_plan_history = false;
-  return o;
-}
 
 RunBundle sample_run(int n_samples, const std::string& label) {
   RunBundle b;
@@ -65,7 +60,7 @@ int64_t count(sqlite3* db, const char* table) {
 TEST(Store, FreshStoreIsWalWithForeignKeysAndLatestSchema) {
   test::TempDir dir;
   fs::create_directory(dir / "sub");  // a store goes into a folder that exists (StoreFolder tests)
-  auto store = Store::open((dir / "sub" / "lab.db").string(), no_import());
+  auto store = Store::open((dir / "sub" / "lab.db").string(), test::without_plan_history());
   EXPECT_EQ(store->schema_version(), latest_schema_version());
   sqlite3_stmt* st = nullptr;
   sqlite3_prepare_v2(store->handle(), "PRAGMA journal_mode", -1, &st, nullptr);
@@ -80,7 +75,7 @@ TEST(Store, FreshStoreIsWalWithForeignKeysAndLatestSchema) {
 
 TEST(Store, RunRoundTripWithSamplesOpsAndModel) {
   test::TempDir dir;
-  auto store = Store::open((dir / "lab.db").string(), no_import());
+  auto store = Store::open((dir / "lab.db").string(), test::without_plan_history());
   auto model = test::make_toy_model();
   RunBundle b = sample_run(3, "first");
   b.model = store->describe_model(*model, "toy-in-memory");
@@ -131,7 +126,7 @@ TEST(Store, RunRoundTripWithSamplesOpsAndModel) {
 
 TEST(Store, AFailedWriteLeavesNoHalfRun) {
   test::TempDir dir;
-  auto store = Store::open((dir / "lab.db").string(), no_import());
+  auto store = Store::open((dir / "lab.db").string(), test::without_plan_history());
   RunBundle b = sample_run(2, "bad");
   b.comparison = ComparisonRecord{};
   b.comparison->config_a = "a";
@@ -147,7 +142,7 @@ TEST(Store, MigratesAnOlderStoreKeepingItsRows) {
   const std::string path = (dir / "old.db").string();
   int64_t id = 0;
   {
-    Store::Options o = no_import();
+    Store::Options o = test::without_plan_history();
     o.migrate_to = 1;  // a store as the first schema version wrote it
     auto old = Store::open(path, o);
     ASSERT_EQ(old->schema_version(), 1);
@@ -164,7 +159,7 @@ TEST(Store, MigratesAnOlderStoreKeepingItsRows) {
     EXPECT_NE(sqlite3_prepare_v2(old->handle(), "SELECT * FROM comparisons", -1, &st, nullptr), SQLITE_OK);
     sqlite3_finalize(st);
   }
-  auto store = Store::open(path, no_import());
+  auto store = Store::open(path, test::without_plan_history());
   EXPECT_EQ(store->schema_version(), latest_schema_version());
   auto run = store->run(1);
   ASSERT_TRUE(run);
@@ -181,7 +176,7 @@ TEST(Store, TimelineOpsOfAVersion4StoreReadBackWithUnknownBytes) {
   test::TempDir dir;
   const std::string path = (dir / "v4.db").string();
   {
-    Store::Options o = no_import();
+    Store::Options o = test::without_plan_history();
     o.migrate_to = 4;
     auto old = Store::open(path, o);
     ASSERT_EQ(old->schema_version(), 4);
@@ -193,7 +188,7 @@ TEST(Store, TimelineOpsOfAVersion4StoreReadBackWithUnknownBytes) {
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
   }
-  auto store = Store::open(path, no_import());
+  auto store = Store::open(path, test::without_plan_history());
   EXPECT_EQ(store->schema_version(), latest_schema_version());
   auto ops = store->timeline_ops(1);
   ASSERT_EQ(ops.size(), 1u);
@@ -215,10 +210,10 @@ TEST(Store, EveryOlderSchemaVersionMigratesToTheLatest) {
   test::TempDir dir;
   for (int v = 1; v < latest_schema_version(); ++v) {
     const std::string path = (dir / ("v" + std::to_string(v) + ".db")).string();
-    Store::Options o = no_import();
+    Store::Options o = test::without_plan_history();
     o.migrate_to = v;
     ASSERT_EQ(Store::open(path, o)->schema_version(), v);
-    auto store = Store::open(path, no_import());
+    auto store = Store::open(path, test::without_plan_history());
     EXPECT_EQ(store->schema_version(), latest_schema_version()) << "from " << v;
     EXPECT_NO_THROW(store->write_run(sample_run(1, "after"))) << "from " << v;
   }
@@ -230,7 +225,7 @@ TEST(Store, AStoreWhoseUserVersionWasSetBackMigratesForward) {
   test::TempDir dir;
   const std::string path = (dir / "lab.db").string();
   {
-    auto store = Store::open(path, no_import());
+    auto store = Store::open(path, test::without_plan_history());
     store->write_run(sample_run(2, "kept"));
     // A device that is not the passport's: version 4's back-fill must not run over it again.
     sqlite3_exec(store->handle(), "UPDATE runs SET device = 'renamed gpu'", nullptr, nullptr, nullptr);
@@ -244,7 +239,7 @@ TEST(Store, AStoreWhoseUserVersionWasSetBackMigratesForward) {
       sqlite3_close(db);
     }
     std::unique_ptr<Store> store;
-    ASSERT_NO_THROW(store = Store::open(path, no_import())) << "user_version " << older;
+    ASSERT_NO_THROW(store = Store::open(path, test::without_plan_history())) << "user_version " << older;
     EXPECT_EQ(store->schema_version(), latest_schema_version());
     ASSERT_EQ(store->runs().size(), 1u);
     EXPECT_EQ(store->runs()[0].label, "kept");
@@ -261,12 +256,12 @@ TEST(Store, ADroppedTableOrColumnIsRefusedWhenTheStoreIsOpened) {
   for (const char* damage : {"DROP TABLE samples", "ALTER TABLE runs DROP COLUMN label"}) {
     const std::string path = (dir / "lab.db").string();
     fs::remove(path);
-    Store::open(path, no_import());
+    Store::open(path, test::without_plan_history());
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db, damage, nullptr, nullptr, nullptr), SQLITE_OK) << damage;
     sqlite3_close(db);
-    const std::string e = test::error_of([&] { Store::open(path, no_import()); });
+    const std::string e = test::error_of([&] { Store::open(path, test::without_plan_history()); });
     EXPECT_NE(e.find(path + ": the lab store is damaged: "), std::string::npos) << e;
     EXPECT_NE(e.find(std::string(damage).find("samples") != std::string::npos ? "table 'samples' is missing"
                                                                                 : "table 'runs' has no column 'label'"),
@@ -279,7 +274,7 @@ TEST(Store, CorruptPagesAreRefusedWhenTheStoreIsOpened) {
   test::TempDir dir;
   const std::string path = (dir / "lab.db").string();
   {
-    auto store = Store::open(path, no_import());
+    auto store = Store::open(path, test::without_plan_history());
     sqlite3_exec(store->handle(), "BEGIN", nullptr, nullptr, nullptr);
     for (int i = 0; i < 200; ++i) store->write_run(sample_run(5, "run " + std::to_string(i)));
     sqlite3_exec(store->handle(), "COMMIT", nullptr, nullptr, nullptr);
@@ -292,7 +287,7 @@ TEST(Store, CorruptPagesAreRefusedWhenTheStoreIsOpened) {
     const std::string junk(4096, '\x5A');
     f.write(junk.data(), static_cast<std::streamsize>(junk.size()));
   }
-  const std::string e = test::error_of([&] { Store::open(path, no_import()); });
+  const std::string e = test::error_of([&] { Store::open(path, test::without_plan_history()); });
   EXPECT_NE(e.find(path + ": the lab store is damaged ("), std::string::npos) << e;
   EXPECT_NE(e.find("refusing to use it"), std::string::npos) << e;
 }
@@ -332,7 +327,7 @@ TEST(Store, RefusesAFileThatIsNotADatabase) {
 TEST(Store, TwoProcessesWritingAtOnceLoseNothing) {
   test::TempDir dir;
   const std::string path = (dir / "lab.db").string();
-  Store::open(path, no_import());  // create and migrate before the writers start
+  Store::open(path, test::without_plan_history());  // create and migrate before the writers start
   constexpr int kRunsEach = 40;
   pid_t kids[2];
   for (int k = 0; k < 2; ++k) {
@@ -341,7 +336,7 @@ TEST(Store, TwoProcessesWritingAtOnceLoseNothing) {
     if (kids[k] == 0) {
       int rc = 0;
       try {
-        auto store = Store::open(path, no_import());  // a connection of the child's own
+        auto store = Store::open(path, test::without_plan_history());  // a connection of the child's own
         for (int i = 0; i < kRunsEach; ++i) store->write_run(sample_run(5, "proc" + std::to_string(k)));
       } catch (...) {
         rc = 1;
@@ -355,7 +350,7 @@ TEST(Store, TwoProcessesWritingAtOnceLoseNothing) {
     ASSERT_TRUE(WIFEXITED(status));
     EXPECT_EQ(WEXITSTATUS(status), 0);
   }
-  auto store = Store::open(path, no_import());
+  auto store = Store::open(path, test::without_plan_history());
   EXPECT_EQ(count(store->handle(), "runs"), 2 * kRunsEach);
   EXPECT_EQ(count(store->handle(), "samples"), 2 * kRunsEach * 5);
   EXPECT_EQ(count(store->handle(), "passports"), 1);
@@ -365,7 +360,7 @@ TEST(Store, TwoProcessesWritingAtOnceLoseNothing) {
 
 TEST(Store, ChatSessionsAndMessages) {
   test::TempDir dir;
-  auto store = Store::open((dir / "lab.db").string(), no_import());
+  auto store = Store::open((dir / "lab.db").string(), test::without_plan_history());
   ChatSessionRecord s;
   s.backend = "cpu";
   s.title = "hello";
@@ -390,7 +385,7 @@ TEST(Store, ChatSessionsAndMessages) {
 
 TEST(Store, SwitchSyncKeepsAVerdictChangedStatus) {
   test::TempDir dir;
-  auto store = Store::open((dir / "lab.db").string(), no_import());
+  auto store = Store::open((dir / "lab.db").string(), test::without_plan_history());
   test::ToyBackend toy;
   store->sync_switches("toy", toy.switches());
   auto opts = store->find_optimisations("fast");
@@ -413,31 +408,31 @@ TEST(Store, SwitchSyncKeepsAVerdictChangedStatus) {
 TEST(StoreFolder, AStoreInAMissingFolderIsRefusedAndNothingIsCreated) {
   test::TempDir dir;
   const std::string path = (dir / "typo" / "deeper" / "lab.db").string();
-  const std::string e = test::error_of([&] { Store::open(path, no_import()); });
+  const std::string e = test::error_of([&] { Store::open(path, test::without_plan_history()); });
   EXPECT_NE(e.find(path + ": the folder " + (dir / "typo" / "deeper").string() + " does not exist"), std::string::npos) << e;
   EXPECT_TRUE(fs::is_empty(dir.path()));
 
   std::ofstream(dir / "file") << "not a folder";
   const std::string under_file = (dir / "file" / "lab.db").string();
-  const std::string f = test::error_of([&] { Store::open(under_file, no_import()); });
+  const std::string f = test::error_of([&] { Store::open(under_file, test::without_plan_history()); });
   EXPECT_NE(f.find(under_file + ": " + (dir / "file").string() + " is a regular file, not a folder"), std::string::npos)
       << f;
 
   // A new store file in a folder that exists is still made.
-  EXPECT_EQ(Store::open((dir / "new.db").string(), no_import())->schema_version(), latest_schema_version());
+  EXPECT_EQ(Store::open((dir / "new.db").string(), test::without_plan_history())->schema_version(), latest_schema_version());
 }
 
 #ifndef _WIN32  // device nodes and FIFOs as POSIX has them
 TEST(StoreFolder, ADeviceAFolderOrAFifoIsRefusedAsTheStoreAndLeftAsItWas) {
   test::TempDir dir;
-  const std::string null_dev = test::error_of([] { Store::open("/dev/null", no_import()); });
+  const std::string null_dev = test::error_of([] { Store::open("/dev/null", test::without_plan_history()); });
   EXPECT_NE(null_dev.find("/dev/null is a character device, not a lab store file"), std::string::npos) << null_dev;
   EXPECT_EQ(fs::status("/dev/null").type(), fs::file_type::character);
-  const std::string folder = test::error_of([&] { Store::open(dir.path().string(), no_import()); });
+  const std::string folder = test::error_of([&] { Store::open(dir.path().string(), test::without_plan_history()); });
   EXPECT_NE(folder.find(dir.path().string() + " is a folder, not a lab store file"), std::string::npos) << folder;
   const std::string fifo = (dir / "lab.fifo").string();
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  const std::string f = test::error_of([&] { Store::open(fifo, no_import()); });  // would block in SQLite's open
+  const std::string f = test::error_of([&] { Store::open(fifo, test::without_plan_history()); });  // would block in SQLite's open
   EXPECT_NE(f.find(fifo + " is a FIFO, not a lab store file"), std::string::npos) << f;
   const test::CliRun r = test::run_p64("runs --db /dev/null");
   EXPECT_NE(r.status, 0);
@@ -449,7 +444,7 @@ TEST(StoreFolder, TheDefaultStoreMakesItsOwnFolder) {
   test::TempDir dir;
   const test::ScopedEnv xdg("XDG_DATA_HOME", (dir / "data").string());
   ASSERT_EQ(default_store_path(), (dir / "data" / "p64lab" / "lab.db").string());
-  EXPECT_NO_THROW(Store::open(default_store_path(), no_import()));
+  EXPECT_NO_THROW(Store::open(default_store_path(), test::without_plan_history()));
   EXPECT_TRUE(fs::is_regular_file(default_store_path()));
 }
 
@@ -473,7 +468,7 @@ TEST(StoreFolder, DbInAMissingFolderIsRefusedByTheCli) {
 TEST(StoreFolder, ADamagedStoreStopsAMeasurementBeforeItStarts) {
   test::TempDir dir;
   const std::string db = (dir / "lab.db").string();
-  Store::open(db, no_import());
+  Store::open(db, test::without_plan_history());
   sqlite3* handle = nullptr;
   ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
   ASSERT_EQ(sqlite3_exec(handle, "DROP TABLE samples", nullptr, nullptr, nullptr), SQLITE_OK);

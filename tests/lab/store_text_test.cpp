@@ -20,6 +20,7 @@
 #include "engine/lab/report.h"
 #include "engine/lab/store.h"
 #include "support/shared_files.h"
+#include "support/store_checks.h"
 
 namespace p64 {
 namespace {
@@ -27,11 +28,6 @@ namespace fs = std::filesystem;
 
 const std::string kReplacement = "\xEF\xBF\xBD";
 
-Store::Options no_import() {
-  Store::Options o;
-  o.import_plan_history = false;
-  return o;
-}
 
 // Collects store_text's warnings for one test and puts the previous sink back.
 class CapturedWarnings {
@@ -83,7 +79,7 @@ TEST(StoreText, ACsvCellWithAnFFByteIsImportedAndTheJsonReportWorks) {
   EXPECT_TRUE(has_line_with(w.lines, csv, "column model_filename is not valid UTF-8"));
   EXPECT_TRUE(has_line_with(w.lines, csv, "column cpu_info"));
 
-  auto store = Store::open((dir / "lab.db").string(), no_import());
+  auto store = Store::open((dir / "lab.db").string(), test::without_plan_history());
   ASSERT_EQ(store->insert_peer_results(rows), 1);
   const nlohmann::json rep = build_report(*store, {});
   std::string text;
@@ -97,7 +93,7 @@ TEST(StoreText, AStoreOlderBuildsFilledWithBadBytesReadsBackAsUtf8) {
   test::TempDir dir;
   const std::string path = (dir / "old.db").string();
   {
-    auto store = Store::open(path, no_import());
+    auto store = Store::open(path, test::without_plan_history());
     // Written around the store's own functions, as an older build did: raw bytes cast to TEXT.
     ASSERT_EQ(sqlite3_exec(store->handle(),
                            "INSERT INTO models (path, sha256, name, added_at) VALUES (CAST(X'2F6DFF2E703634' AS TEXT), "
@@ -108,7 +104,7 @@ TEST(StoreText, AStoreOlderBuildsFilledWithBadBytesReadsBackAsUtf8) {
                            nullptr, nullptr, nullptr),
               SQLITE_OK);
   }
-  auto store = Store::open(path, no_import());
+  auto store = Store::open(path, test::without_plan_history());
   const auto run = store->run(1);
   ASSERT_TRUE(run);
   EXPECT_EQ(run->device, "GPU" + kReplacement);

@@ -14,6 +14,7 @@
 
 #include "engine/lab/commit_compare.h"
 #include "engine/lab/store.h"
+#include "support/store_checks.h"
 #include "ui/app/workbench.h"
 #include "ui/models/commit_compare_model.h"
 #include "ui/panels/builds_panel.h"
@@ -64,11 +65,6 @@ void add_run(p64::Store& s, const char* revision, double tok_s) {
   s.write_run(std::move(b));
 }
 
-p64::Store::Options no_import() {
-  p64::Store::Options o;
-  o.import_plan_history = false;
-  return o;
-}
 
 }  // namespace
 
@@ -102,7 +98,7 @@ class TestBuildsPanel : public QObject {
   void panel_compares_the_newest_builds_and_charts_a_group() {
     const QString db = dir_.filePath("three.db");
     {
-      auto s = p64::Store::open(db.toStdString(), no_import());
+      auto s = p64::Store::open(db.toStdString(), p64::test::without_plan_history());
       add_run(*s, "111111111111", 100);
       add_run(*s, "222222222222", 101);
       add_run(*s, "222222222222", 100);
@@ -138,7 +134,7 @@ class TestBuildsPanel : public QObject {
   void a_store_of_one_build_says_comparing_needs_two() {
     const QString db = dir_.filePath("one.db");
     {
-      auto s = p64::Store::open(db.toStdString(), no_import());
+      auto s = p64::Store::open(db.toStdString(), p64::test::without_plan_history());
       add_run(*s, "111111111111", 100);
     }
     Workbench wb;
