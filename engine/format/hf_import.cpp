@@ -108,6 +108,50 @@ void read_longrope(const json& rs, const std::string& block, HParams& hp, const 
   }
 }
 
+// The global RoPE block's scaling (rope_scaling, or transformers 5's rope_parameters): llama3,
+// linear or longrope; any other type is refused.
+void read_rope_scaling(const json& rs, const std::string& block_name, HParams& hp, const json& c, const ArchKeys& k,
+                       const std::string& path) {
+  auto fail = [&](const std::string& why) -> void { throw FormatError(path, "config", 0, block_name + ": " + why); };
+  const std::string type = rs.value("rope_type", rs.value("type", ""));
+  auto rf = [&](const char* key, float def) { return rs.contains(key) && rs[key].is_number() ? rs[key].get<float>() : def; };
+  RopeScaling& s = hp.rope_scaling;
+  if (type == "llama3") {
+    s.type = RopeScalingType::Llama3;
+    s.factor = rf("factor", 8.0f);
+    s.low_freq_factor = rf("low_freq_factor", 1.0f);
+    s.high_freq_factor = rf("high_freq_factor", 4.0f);
+    const float original = rf("original_max_position_embeddings", 8192.0f);
+    if (!(original >= 1.0f && original <= 1e9f)) fail("original_max_position_embeddings is out of range");
+    s.original_context = static_cast<uint32_t>(original);
+  } else if (type == "linear") {
+    s.type = RopeScalingType::Linear;
+    s.factor = rf("factor", 1.0f);
+  } else if (type == "longrope" || type == "su") {
+    read_longrope(rs, block_name, hp, c, k, path);
+  } else if (type != "default" && !type.empty()) {
+    fail("type '" + type + "' is not supported (llama3, linear, longrope)");
+  }
+}
+
+// Config switches the architecture's forward pass has no branch for (hf_flags_off), and an FFN
+// nonlinearity other than the architecture's, are refused rather than decoded wrongly.
+void refuse_unsupported_switches(const json& c, const Architecture& arch, const std::string& model_type,
+                                 const std::string& path) {
+  auto fail = [&](const std::string& key, const std::string& why) -> void {
+    throw FormatError(path, "config", 0, key + ": " + why);
+  };
+  for (std::string_view flag : arch.hf_flags_off) {
+    const std::string key(flag);
+    if (c.contains(key) && !c[key].is_null() && !(c[key].is_boolean() && !c[key].get<bool>()))
+      fail(key, "is " + c[key].dump() + "; a " + model_type + " model with it is not supported");
+  }
+  const char* activation = arch.ffn_activation == FfnActivation::Silu ? "silu" : "gelu_pytorch_tanh";
+  for (const char* key : {"hidden_act", "hidden_activation"})
+    if (c.contains(key) && !c[key].is_null() && c[key] != activation)
+      fail(key, "is " + c[key].dump() + "; a " + model_type + " model with it is not supported (" + activation + ")");
+}
+
 HParams hf_hparams(const json& c, const std::string& path) {
   auto fail = [&](const std::string& key, const std::string& why) -> void { throw FormatError(path, "config", 0, key + ": " + why); };
   const std::string model_type = c.value("model_type", "");
@@ -129,16 +173,7 @@ HParams hf_hparams(const json& c, const std::string& path) {
     if (!c[key].is_number()) fail(key, "not a number");
     return c[key].get<float>();
   };
-  for (std::string_view flag : arch->hf_flags_off) {
-    const std::string key(flag);
-    if (c.contains(key) && !c[key].is_null() && !(c[key].is_boolean() && !c[key].get<bool>()))
-      fail(key, "is " + c[key].dump() + "; a " + model_type + " model with it is not supported");
-  }
-  // The FFN's nonlinearity is the architecture's; a config that names another is refused.
-  const char* activation = arch->ffn_activation == FfnActivation::Silu ? "silu" : "gelu_pytorch_tanh";
-  for (const char* key : {"hidden_act", "hidden_activation"})
-    if (c.contains(key) && !c[key].is_null() && c[key] != activation)
-      fail(key, "is " + c[key].dump() + "; a " + model_type + " model with it is not supported (" + activation + ")");
+  refuse_unsupported_switches(c, *arch, model_type, path);
   HParams hp;
   hp.arch = std::string(arch->name);
   hp.name = c.value("_name_or_path", "");
@@ -205,28 +240,7 @@ HParams hf_hparams(const json& c, const std::string& path) {
   // transformers 5 names each layer's attention instead of a pattern; the engine runs the
   // patterns in use (every layer local, or every n-th global), so the list must be one.
   if (c.contains("layer_types") && c["layer_types"].is_array()) apply_layer_types(c["layer_types"], hp, path);
-  if (rope_block) {
-    const json& rs = *rope_block;
-    std::string type = rs.value("rope_type", rs.value("type", ""));
-    auto rf = [&](const char* k, float d) { return rs.contains(k) && rs[k].is_number() ? rs[k].get<float>() : d; };
-    RopeScaling& s = hp.rope_scaling;
-    if (type == "llama3") {
-      s.type = RopeScalingType::Llama3;
-      s.factor = rf("factor", 8.0f);
-      s.low_freq_factor = rf("low_freq_factor", 1.0f);
-      s.high_freq_factor = rf("high_freq_factor", 4.0f);
-      const float original = rf("original_max_position_embeddings", 8192.0f);
-      if (!(original >= 1.0f && original <= 1e9f)) fail(rope_block_name, "original_max_position_embeddings is out of range");
-      s.original_context = static_cast<uint32_t>(original);
-    } else if (type == "linear") {
-      s.type = RopeScalingType::Linear;
-      s.factor = rf("factor", 1.0f);
-    } else if (type == "longrope" || type == "su") {
-      read_longrope(rs, rope_block_name, hp, c, k, path);
-    } else if (type != "default" && !type.empty()) {
-      fail(rope_block_name, "type '" + type + "' is not supported (llama3, linear, longrope)");
-    }
-  }
+  if (rope_block) read_rope_scaling(*rope_block, rope_block_name, hp, c, k, path);
   // Llama's Q/K rows are permuted to adjacent pairs below; the others keep HF's halves.
   hp.rope_layout = arch->hf_permute_qk ? RopeLayout::Adjacent : RopeLayout::Halves;
   check_hparams_bounds(hp, path, hparams_fields("hf", hp.arch));  // before the factors: their count is head_dim / 2
