@@ -86,24 +86,19 @@ Vocabulary read_hf_tokenizer_json(const std::string& path) {
   }
 }
 
-Vocabulary read_checked_tokenizer_json(const std::string& path) {
-  const json j = parse_file(path);
-  auto fail = [&](const std::string& field, const std::string& why) -> void { throw FormatError(path, field, 0, why); };
-  if (!j.is_object() || !j.contains("model") || !j["model"].is_object()) fail("model", "no \"model\" object (not a tokenizer.json)");
-  const json& model = j["model"];
-  const std::string type = model.value("type", "BPE");
-  if (type != "BPE") fail("model.type", "\"" + type + "\" is not supported (only BPE)");
-  if (!model.contains("vocab") || !model["vocab"].is_object()) fail("model.vocab", "missing or not an object");
+namespace {
 
-  Vocabulary v;
-  const bool byte_fallback = model.value("byte_fallback", false);
-  v.kind = byte_fallback ? TokenizerKind::SentencePiece : TokenizerKind::ByteLevelBPE;
+[[noreturn]] void refuse(const std::string& path, const std::string& field, const std::string& why) {
+  throw FormatError(path, field, 0, why);
+}
 
+// The vocab and the added tokens placed by id (bounded, and dense enough), then the merges.
+void read_tokens_and_merges(const json& j, const json& model, Vocabulary& v, const std::string& path) {
   size_t placed = 0;
   auto place = [&](int64_t id, const std::string& text, TokenType t) {
     if (id < 0 || static_cast<uint64_t>(id) >= model_limit(ModelQuantity::Vocab))
-      fail("model.vocab", "token id " + std::to_string(id) + " is outside the limit of " +
-                              std::to_string(model_limit(ModelQuantity::Vocab)) + " vocabulary tokens");
+      refuse(path, "model.vocab", "token id " + std::to_string(id) + " is outside the limit of " +
+                                      std::to_string(model_limit(ModelQuantity::Vocab)) + " vocabulary tokens");
     ++placed;
     if (static_cast<size_t>(id) >= v.tokens.size()) {
       v.tokens.resize(static_cast<size_t>(id) + 1);
@@ -113,24 +108,24 @@ Vocabulary read_checked_tokenizer_json(const std::string& path) {
     v.types[static_cast<size_t>(id)] = static_cast<int32_t>(t);
   };
   for (auto it = model["vocab"].begin(); it != model["vocab"].end(); ++it) {
-    if (!it.value().is_number_integer()) fail("model.vocab", "id of \"" + it.key() + "\" is not an integer");
+    if (!it.value().is_number_integer()) refuse(path, "model.vocab", "id of \"" + it.key() + "\" is not an integer");
     place(it.value().get<int64_t>(), it.key(), TokenType::Normal);
   }
   if (j.contains("added_tokens") && j["added_tokens"].is_array()) {
     for (const auto& a : j["added_tokens"]) {
-      if (!a.contains("id") || !a.contains("content")) fail("added_tokens", "an entry without id or content");
+      if (!a.contains("id") || !a.contains("content")) refuse(path, "added_tokens", "an entry without id or content");
       // A huge integer literal parses as a float; converting that to int64 would be undefined.
-      if (!a["id"].is_number_integer()) fail("added_tokens", "an id that is not an integer");
+      if (!a["id"].is_number_integer()) refuse(path, "added_tokens", "an id that is not an integer");
       place(a["id"].get<int64_t>(), a["content"].get<std::string>(),
             a.value("special", false) ? TokenType::Control : TokenType::UserDefined);
     }
   }
-  if (v.tokens.empty()) fail("model.vocab", "no tokens");
+  if (v.tokens.empty()) refuse(path, "model.vocab", "no tokens");
   // Real vocabularies number their tokens densely; a few ids far apart would make a small file
   // allocate a table of millions of empty tokens (fuzz_vocab_loader: 11 tokens, ids to 7888888).
   if (v.tokens.size() > 2 * placed + 65536)
-    fail("model.vocab", std::to_string(placed) + " tokens with ids up to " + std::to_string(v.tokens.size() - 1) +
-                            ": the ids are too sparse for a vocabulary");
+    refuse(path, "model.vocab", std::to_string(placed) + " tokens with ids up to " + std::to_string(v.tokens.size() - 1) +
+                                    ": the ids are too sparse for a vocabulary");
 
   if (model.contains("merges") && model["merges"].is_array()) {
     v.merges.reserve(model["merges"].size());
@@ -140,75 +135,81 @@ Vocabulary read_checked_tokenizer_json(const std::string& path) {
       else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string())
         v.merges.push_back(m[0].get<std::string>() + " " + m[1].get<std::string>());
       else
-        fail("model.merges", "entry " + std::to_string(v.merges.size()) + " is neither \"a b\" nor [\"a\", \"b\"]");
+        refuse(path, "model.merges", "entry " + std::to_string(v.merges.size()) + " is neither \"a b\" nor [\"a\", \"b\"]");
     }
   }
+}
 
-  if (v.kind == TokenizerKind::SentencePiece) {
-    // SentencePiece exported as BPE: the merge ranks stand in for the piece scores (an earlier
-    // merge is a higher score), <0xNN> pieces are the byte fallback.
-    v.scores.assign(v.tokens.size(), -1e9f);
-    std::unordered_map<std::string, int32_t> id_of;
-    for (size_t i = 0; i < v.tokens.size(); ++i) id_of.emplace(v.tokens[i], static_cast<int32_t>(i));
-    for (size_t r = 0; r < v.merges.size(); ++r) {
-      std::string joined = v.merges[r];
-      const size_t sp = joined.find(' ');
-      if (sp == std::string::npos) continue;
-      joined.erase(sp, 1);
-      auto it = id_of.find(joined);
-      if (it != id_of.end() && v.scores[static_cast<size_t>(it->second)] < -static_cast<float>(r))
-        v.scores[static_cast<size_t>(it->second)] = -static_cast<float>(r);
-    }
-    for (size_t i = 0; i < v.tokens.size(); ++i) {
-      const std::string& t = v.tokens[i];
-      if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' && v.types[i] == static_cast<int32_t>(TokenType::Normal))
-        v.types[i] = static_cast<int32_t>(TokenType::Byte);
-    }
-    v.add_space_prefix = mentions(j.value("normalizer", json()), "Prepend") ||
-                         (mentions(j.value("pre_tokenizer", json()), "Metaspace") &&
-                          !mentions(j.value("pre_tokenizer", json()), "\"never\""));
-    v.pre = "default";
-  } else {
+// SentencePiece exported as BPE: the merge ranks stand in for the piece scores (an earlier merge
+// is a higher score), <0xNN> pieces are the byte fallback, the space prefix as the normalizer or
+// pre-tokenizer says. Byte-level BPE: its pre-tokenizer's name, no space prefix, no BOS yet.
+void apply_tokenizer_kind(const json& j, Vocabulary& v) {
+  if (v.kind != TokenizerKind::SentencePiece) {
     v.pre = pre_name_of(j.value("pre_tokenizer", json()));
     v.add_space_prefix = false;
     v.add_bos = false;
+    return;
   }
+  v.scores.assign(v.tokens.size(), -1e9f);
+  std::unordered_map<std::string, int32_t> id_of;
+  for (size_t i = 0; i < v.tokens.size(); ++i) id_of.emplace(v.tokens[i], static_cast<int32_t>(i));
+  for (size_t r = 0; r < v.merges.size(); ++r) {
+    std::string joined = v.merges[r];
+    const size_t sp = joined.find(' ');
+    if (sp == std::string::npos) continue;
+    joined.erase(sp, 1);
+    auto it = id_of.find(joined);
+    if (it != id_of.end() && v.scores[static_cast<size_t>(it->second)] < -static_cast<float>(r))
+      v.scores[static_cast<size_t>(it->second)] = -static_cast<float>(r);
+  }
+  for (size_t i = 0; i < v.tokens.size(); ++i) {
+    const std::string& t = v.tokens[i];
+    if (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t[5] == '>' && v.types[i] == static_cast<int32_t>(TokenType::Normal))
+      v.types[i] = static_cast<int32_t>(TokenType::Byte);
+  }
+  v.add_space_prefix = mentions(j.value("normalizer", json()), "Prepend") ||
+                       (mentions(j.value("pre_tokenizer", json()), "Metaspace") &&
+                        !mentions(j.value("pre_tokenizer", json()), "\"never\""));
+  v.pre = "default";
+}
 
-  auto find_id = [&](const std::string& s) -> int32_t {
-    if (s.empty()) return -1;
-    for (size_t i = 0; i < v.tokens.size(); ++i)
-      if (v.tokens[i] == s) return static_cast<int32_t>(i);
-    return -1;
-  };
-  auto first_present = [&](std::initializer_list<const char*> names) -> int32_t {
-    for (const char* n : names)
-      if (int32_t id = find_id(n); id >= 0) return id;
-    return -1;
-  };
+int32_t find_token(const Vocabulary& v, const std::string& s) {
+  if (s.empty()) return -1;
+  for (size_t i = 0; i < v.tokens.size(); ++i)
+    if (v.tokens[i] == s) return static_cast<int32_t>(i);
+  return -1;
+}
 
-  // Defaults from the file alone: BOS when the post-processor puts one in front.
+int32_t first_present(const Vocabulary& v, std::initializer_list<const char*> names) {
+  for (const char* n : names)
+    if (int32_t id = find_token(v, n); id >= 0) return id;
+  return -1;
+}
+
+// BOS, EOS, UNK, PAD, EOT and the chat template: defaults from the file alone (BOS when the
+// post-processor puts one in front), then what tokenizer_config.json beside it chose.
+void read_special_tokens(const json& j, const json& model, Vocabulary& v, const std::string& path) {
   const json post = j.value("post_processor", json());
   if (post.is_object() && post.contains("single") && post["single"].is_array() && !post["single"].empty() &&
       post["single"][0].contains("SpecialToken")) {
-    v.bos_id = find_id(post["single"][0]["SpecialToken"].value("id", ""));
+    v.bos_id = find_token(v, post["single"][0]["SpecialToken"].value("id", ""));
     v.add_bos = v.bos_id >= 0;
   }
   if (v.kind == TokenizerKind::SentencePiece) {
-    if (v.bos_id < 0) v.bos_id = find_id("<s>");
+    if (v.bos_id < 0) v.bos_id = find_token(v, "<s>");
     v.add_bos = v.bos_id >= 0;
   }
-  v.eos_id = first_present({"<|end_of_text|>", "<|endoftext|>", "</s>", "<eos>", "<|im_end|>"});
-  v.unk_id = model.contains("unk_token") ? find_id(token_content(model["unk_token"])) : -1;
+  v.eos_id = first_present(v, {"<|end_of_text|>", "<|endoftext|>", "</s>", "<eos>", "<|im_end|>"});
+  v.unk_id = model.contains("unk_token") ? find_token(v, token_content(model["unk_token"])) : -1;
 
-  // tokenizer_config.json beside it says what the model's authors chose.
   const auto cfg_path = std::filesystem::path(path).parent_path() / "tokenizer_config.json";
   if (std::filesystem::exists(cfg_path)) {
     const json cfg = parse_file(cfg_path.string());
     if (cfg.contains("bos_token"))
-      if (int32_t id = find_id(token_content(cfg["bos_token"])); id >= 0) v.bos_id = id;
+      if (int32_t id = find_token(v, token_content(cfg["bos_token"])); id >= 0) v.bos_id = id;
     if (cfg.contains("eos_token"))
-      if (int32_t id = find_id(token_content(cfg["eos_token"])); id >= 0) v.eos_id = id;
-    if (cfg.contains("pad_token")) v.pad_id = find_id(token_content(cfg["pad_token"]));
+      if (int32_t id = find_token(v, token_content(cfg["eos_token"])); id >= 0) v.eos_id = id;
+    if (cfg.contains("pad_token")) v.pad_id = find_token(v, token_content(cfg["pad_token"]));
     if (cfg.contains("add_bos_token") && cfg["add_bos_token"].is_boolean()) v.add_bos = cfg["add_bos_token"].get<bool>();
     if (cfg.contains("add_eos_token") && cfg["add_eos_token"].is_boolean()) v.add_eos = cfg["add_eos_token"].get<bool>();
     if (cfg.contains("chat_template")) {
@@ -221,9 +222,26 @@ Vocabulary read_checked_tokenizer_json(const std::string& path) {
       }
     }
   }
-  v.eot_id = first_present({"<|eot_id|>", "<|im_end|>", "<end_of_turn>", "<|end|>"});
+  v.eot_id = first_present(v, {"<|eot_id|>", "<|im_end|>", "<end_of_turn>", "<|end|>"});
   if (v.eot_id == v.eos_id) v.eot_id = -1;
   if (v.add_bos && v.bos_id < 0) v.add_bos = false;
+}
+
+}  // namespace
+
+Vocabulary read_checked_tokenizer_json(const std::string& path) {
+  const json j = parse_file(path);
+  if (!j.is_object() || !j.contains("model") || !j["model"].is_object())
+    refuse(path, "model", "no \"model\" object (not a tokenizer.json)");
+  const json& model = j["model"];
+  const std::string type = model.value("type", "BPE");
+  if (type != "BPE") refuse(path, "model.type", "\"" + type + "\" is not supported (only BPE)");
+  if (!model.contains("vocab") || !model["vocab"].is_object()) refuse(path, "model.vocab", "missing or not an object");
+  Vocabulary v;
+  v.kind = model.value("byte_fallback", false) ? TokenizerKind::SentencePiece : TokenizerKind::ByteLevelBPE;
+  read_tokens_and_merges(j, model, v, path);
+  apply_tokenizer_kind(j, v);
+  read_special_tokens(j, model, v, path);
   return v;
 }
 
