@@ -85,12 +85,25 @@ void run(const Args& a) {
               t.dispatches_per_step);
   std::printf("  %-8s %10s %7s\n", "group", "ms/step", "share");
   for (const auto& g : t.groups) std::printf("  %-8s %10.4f %6.1f%%\n", g.group.c_str(), g.ms, 100 * g.share);
-  std::printf("\n  %-14s %-7s %10s %6s %7s\n", "top op", "group", "ms/step", "count", "share");
+  // Each op's achieved bandwidth over its own spans, against the passport's read ceiling: the
+  // per-op roofline (spans are timed with timing on, so they run a little slower than decode-proxy).
+  const double ceiling = out.passport.measured.read_gbs;
+  std::printf("\n  %-14s %-7s %10s %6s %7s %9s %8s %8s\n", "top op", "group", "ms/step", "count", "share", "MB/step",
+              "GB/s", ceiling > 0 ? "ceiling" : "");
   int shown = 0;
   for (const auto& o : t.top_ops) {
     if (shown++ >= a.top) break;
-    std::printf("  %-14s %-7s %10.4f %6d %6.1f%%\n", o.name.c_str(), o.group.c_str(), o.ms, o.count, 100 * o.share);
+    std::printf("  %-14s %-7s %10.4f %6d %6.1f%%", o.name.c_str(), o.group.c_str(), o.ms, o.count, 100 * o.share);
+    if (o.gbs() > 0) {
+      std::printf(" %9.2f %8.1f", o.mb, o.gbs());
+      if (ceiling > 0) std::printf(" %7.1f%%", 100 * o.gbs() / ceiling);
+    }
+    std::printf("\n");
   }
+  if (ceiling > 0)
+    std::printf("  (ceiling: the passport's measured read bandwidth, %.0f GB/s; ops whose traffic is not counted have "
+                "no GB/s)\n",
+                ceiling);
   print_spread(t, a.top);
   if (!a.trace.empty()) std::printf("\n  trace: %s (open in https://ui.perfetto.dev)\n", a.trace.c_str());
   if (out.run_id) std::printf("  stored as run %lld in %s\n", static_cast<long long>(out.run_id), out.store_path.c_str());

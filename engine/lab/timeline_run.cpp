@@ -77,6 +77,7 @@ TimelineSummary summarize_timeline(std::span<const OpSpan> spans) {
     o.name = s.name;
     o.group = std::string(op_group_name(s.group));
     o.ms += s.dur_us / 1e3;
+    o.mb += static_cast<double>(s.bytes) / 1e6;
     ++o.count;
   }
   t.steps = static_cast<int>(steps.size());
@@ -93,6 +94,7 @@ TimelineSummary summarize_timeline(std::span<const OpSpan> spans) {
   for (auto& [name, o] : ops) {
     o.share = total_us > 0 ? o.ms * 1e3 / total_us : 0;
     o.ms *= per_step;
+    o.mb *= per_step;
     o.count = t.steps > 0 ? o.count / t.steps : o.count;
     t.top_ops.push_back(o);
   }
@@ -150,7 +152,8 @@ void to_json(nlohmann::json& j, const TimelineSummary& s) {
   nlohmann::json groups = nlohmann::json::array(), ops = nlohmann::json::array();
   for (const auto& g : s.groups) groups.push_back({{"group", g.group}, {"ms", g.ms}, {"share", g.share}});
   for (const auto& o : s.top_ops)
-    ops.push_back({{"name", o.name}, {"group", o.group}, {"ms", o.ms}, {"count", o.count}, {"share", o.share}});
+    ops.push_back({{"name", o.name}, {"group", o.group}, {"ms", o.ms}, {"count", o.count}, {"share", o.share},
+                   {"mb", o.mb}, {"gbs", o.gbs()}});
   j = nlohmann::json{{"steps", s.steps},
                      {"layers", s.layers},
                      {"span_ms_per_step", s.span_ms_per_step},

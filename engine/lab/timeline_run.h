@@ -42,6 +42,8 @@ struct OpTotal {
   double ms = 0;      // per decode step, summed over layers
   int count = 0;      // spans per decode step
   double share = 0;
+  double mb = 0;      // MB it moved per decode step (op_bytes.h); 0 where its traffic is not counted
+  double gbs() const { return ms > 0 && mb > 0 ? mb / ms : 0; }  // achieved, over its own spans
 };
 
 // What the timeline command prints and stores; computed from spans so stored runs (whose ops

@@ -16,6 +16,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/lab/timeline_run.h"
 #include "ui/app/workbench.h"
 #include "ui/charts/timeline_charts.h"
@@ -23,6 +25,8 @@
 #include "ui/jobs/store_job.h"
 #include "ui/models/timeline_model.h"
 #include "ui/models/timeline_spread_model.h"
+#include "ui/models/op_roofline_model.h"
+#include "ui/charts/op_roofline_chart.h"
 #include "ui/panels/chart_export_actions.h"
 
 namespace p64::ui {
@@ -35,6 +39,7 @@ struct TimelineOps {
   qint64 run_id = 0;
   std::vector<OpSpan> spans;
   RunRecord run;
+  double read_gbs = 0;  // the run's passport read ceiling; 0 when it measured none
 };
 }  // namespace
 
@@ -96,6 +101,24 @@ TimelinePanel::TimelinePanel(Workbench& wb, QWidget* parent) : Panel(wb, parent)
   tabs_->addTab(averages, tr("Per-layer averages"));
   tabs_->addTab(table_, tr("Averages table"));
   tabs_->addTab(spread_table_, tr("Spread across steps"));
+  roofline_ = new OpRooflineModel(this);
+  auto* roofline_sorted = new QSortFilterProxyModel(this);
+  roofline_sorted->setSourceModel(roofline_);
+  roofline_sorted->setSortRole(Qt::UserRole);
+  auto* roofline_table = new QTableView(this);
+  roofline_table->setModel(roofline_sorted);
+  roofline_table->setSortingEnabled(true);
+  roofline_table->sortByColumn(-1, Qt::AscendingOrder);
+  roofline_table->verticalHeader()->hide();
+  roofline_table->horizontalHeader()->setStretchLastSection(true);
+  roofline_view_ = new QChartView(new QChart, this);
+  roofline_view_->setRenderHint(QPainter::Antialiasing);
+  roofline_view_->setMinimumWidth(420);  // a splitter never shown would leave the chart no width
+  auto* roofline_split = new QSplitter(Qt::Horizontal, this);
+  roofline_split->addWidget(roofline_table);
+  roofline_split->addWidget(roofline_view_);
+  roofline_split->setStretchFactor(1, 1);
+  tabs_->addTab(roofline_split, tr("Per-op bandwidth"));
 
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(tracks_);
@@ -114,10 +137,11 @@ TimelinePanel::TimelinePanel(Workbench& wb, QWidget* parent) : Panel(wb, parent)
   connect(&wb_, &Workbench::store_changed, this, &TimelinePanel::reload);
   fill_layer_split_chart(layer_view_->chart(), *split_);
   fill_token_split_chart(token_view_->chart(), *split_);
+  fill_op_roofline_chart(roofline_view_->chart(), *roofline_);
   reload();
 }
 
-QList<QChartView*> TimelinePanel::chart_views() const { return {layer_view_, token_view_}; }
+QList<QChartView*> TimelinePanel::chart_views() const { return {layer_view_, token_view_, roofline_view_}; }
 
 void TimelinePanel::reload() {
   query_store<TimelineRuns>(
@@ -147,13 +171,23 @@ void TimelinePanel::show_run(qint64 run_id) {
         o.run_id = run_id;
         const auto recs = s.timeline_ops(run_id);
         o.spans = spans_from_records(recs);
-        if (auto r = s.run(run_id)) o.run = *r;
+        if (auto r = s.run(run_id)) {
+          o.run = *r;
+          if (r->passport_id)
+            if (auto p = s.passport(r->passport_id)) {
+              const auto j = nlohmann::json::parse(p->json, nullptr, false);
+              if (j.is_object() && j.contains("measured") && j["measured"].is_object())
+                o.read_gbs = j["measured"].value("read_gbs", 0.0);
+            }
+        }
         return o;
       },
       [this](TimelineOps o) {
         shown_run_ = o.run_id;
         tracks_->set_spans(o.spans);
         spread_->set_spans(o.spans);
+        roofline_->set_ops(summarize_timeline(o.spans).top_ops, o.read_gbs);
+        fill_op_roofline_chart(roofline_view_->chart(), *roofline_);
         split_->set_spans(std::move(o.spans));
         fill_layer_split_chart(layer_view_->chart(), *split_);
         fill_token_split_chart(token_view_->chart(), *split_);

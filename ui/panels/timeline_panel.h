@@ -11,6 +11,7 @@ class QTabWidget;
 namespace p64::ui {
 
 class TimelineSplitModel;
+class OpRooflineModel;
 class TimelineSpreadModel;
 class TimelineTrackView;
 
@@ -26,6 +27,7 @@ class TimelinePanel : public Panel {
   QList<QChartView*> chart_views() const override;
   TimelineSplitModel* split() const { return split_; }
   TimelineSpreadModel* spread() const { return spread_; }
+  OpRooflineModel* roofline() const { return roofline_; }
   TimelineTrackView* track_view() const { return tracks_; }
   QChartView* layer_view() const { return layer_view_; }
   QChartView* token_view() const { return token_view_; }
@@ -45,6 +47,8 @@ class TimelinePanel : public Panel {
  private:
   TimelineSplitModel* split_;
   TimelineSpreadModel* spread_;
+  OpRooflineModel* roofline_;
+  QChartView* roofline_view_;
   QComboBox* run_box_;
   QLabel* summary_;
   QPushButton* fit_;
