@@ -20,8 +20,12 @@ set(P64_LAYERS
   "backends/vulkan: engine/common engine/quant engine/model engine/runtime"
   "app/common: engine/common engine/quant engine/model engine/format engine/runtime engine/lab backends/cuda backends/vulkan"
   "app/cli: engine/common engine/quant engine/model engine/format engine/runtime engine/lab app/common"
-  "ui: engine/common engine/quant engine/model engine/format engine/runtime engine/lab"
-  "app/gui: engine/common engine/quant engine/model engine/format engine/runtime engine/lab ui app/common")
+  "ui/core: engine/common engine/quant engine/model engine/format engine/runtime engine/lab"
+  "ui/models: engine/common engine/quant engine/model engine/format engine/runtime engine/lab ui/core"
+  "ui/charts: engine/common engine/quant engine/model engine/format engine/runtime engine/lab ui/core ui/models"
+  "ui/panels: engine/common engine/quant engine/model engine/format engine/runtime engine/lab ui/core ui/models ui/charts"
+  "ui/shell: engine/common engine/quant engine/model engine/format engine/runtime engine/lab ui/core ui/models ui/charts ui/panels"
+  "app/gui: engine/common engine/quant engine/model engine/format engine/runtime engine/lab ui/core ui/panels ui/shell app/common")
 set(P64_LAYER_ROOTS engine backends app ui)
 
 # The folder of the table that holds `path` (longest prefix), or "" when none does.

@@ -5,10 +5,10 @@
 #include <QTimer>
 
 #include "app/common/register_backends.h"
-#include "ui/app/application.h"
-#include "ui/app/first_start.h"
-#include "ui/app/main_window.h"
-#include "ui/app/workbench.h"
+#include "ui/shell/application.h"
+#include "ui/shell/first_start.h"
+#include "ui/shell/main_window.h"
+#include "ui/core/workbench.h"
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);

@@ -22,9 +22,9 @@
 
 #include <cstdio>
 
-#include "ui/app/application.h"
-#include "ui/app/main_window.h"
-#include "ui/app/workbench.h"
+#include "ui/shell/application.h"
+#include "ui/shell/main_window.h"
+#include "ui/core/workbench.h"
 #include "ui/panels/ab_panel.h"
 #include "ui/panels/chat_panel.h"
 #include "ui/charts/timeline_track_view.h"

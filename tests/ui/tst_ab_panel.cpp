@@ -25,8 +25,8 @@
 
 #include <nlohmann/json.hpp>
 #include "engine/model/model.h"
-#include "ui/app/ab_session.h"
-#include "ui/app/workbench.h"
+#include "ui/core/ab_session.h"
+#include "ui/core/workbench.h"
 #include "ui/charts/ab_chart.h"
 #include "engine/lab/plan_history.h"
 #include "engine/runtime/backend.h"

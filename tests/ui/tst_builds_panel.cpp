@@ -15,7 +15,7 @@
 #include "engine/lab/commit_compare.h"
 #include "engine/lab/store.h"
 #include "support/store_checks.h"
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 #include "ui/models/commit_compare_model.h"
 #include "ui/panels/builds_panel.h"
 #include "ui/ui_test_support.h"

@@ -17,7 +17,7 @@
 #include "engine/format/convert.h"
 #include "engine/format/p64_reader.h"
 #include "engine/lab/store.h"
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 #include "ui/charts/depth_chart.h"
 #include "ui/models/depth_sweep_points.h"
 #include "ui/models/run_table_model.h"

@@ -10,7 +10,7 @@
 
 #include "engine/format/convert.h"
 #include "engine/lab/explore.h"
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 #include "ui/models/explore_matrix_model.h"
 #include "ui/panels/explore_panel.h"
 #include "ui/ui_test_support.h"

@@ -13,11 +13,11 @@
 #include <QSettings>
 
 #include "engine/lab/store.h"
-#include "ui/app/first_start.h"
-#include "ui/app/first_start_work.h"
-#include "ui/app/main_window.h"
-#include "ui/app/workbench.h"
-#include "ui/jobs/job.h"
+#include "ui/shell/first_start.h"
+#include "ui/shell/first_start_work.h"
+#include "ui/shell/main_window.h"
+#include "ui/core/workbench.h"
+#include "ui/core/job.h"
 #include "ui/models/json_table_model.h"
 #include "ui/models/roofline_model.h"
 #include "ui/models/timeline_model.h"

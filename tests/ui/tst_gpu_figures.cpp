@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/lab/store.h"
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 #include "ui/models/ab_view.h"
 #include "ui/models/gpu_energy_rows.h"
 #include "ui/models/json_table_model.h"

@@ -15,7 +15,7 @@
 
 #include "engine/lab/store.h"
 #include "engine/model/model.h"
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 #include "ui/models/p64_tables.h"
 #include "ui/models/run_table_model.h"
 #include "ui/models/sample_table_model.h"

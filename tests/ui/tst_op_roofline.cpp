@@ -12,7 +12,7 @@
 #include "engine/lab/timeline_run.h"
 #include "support/op_spans.h"
 #include "support/store_checks.h"
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 #include "ui/charts/op_roofline_chart.h"
 #include "ui/models/op_roofline_model.h"
 #include "ui/panels/timeline_panel.h"

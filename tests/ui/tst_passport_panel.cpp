@@ -5,7 +5,7 @@
 
 #include <QLabel>
 
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 #include "ui/models/passport_model.h"
 #include "ui/panels/passport_panel.h"
 #include "ui/ui_test_support.h"

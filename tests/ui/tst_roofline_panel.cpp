@@ -15,12 +15,12 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/format/convert.h"
-#include "ui/app/lab_sessions.h"
-#include "ui/app/workbench.h"
+#include "ui/core/lab_sessions.h"
+#include "ui/core/workbench.h"
 #include "engine/lab/model_flops.h"
 #include "ui/charts/compute_roofline_chart.h"
 #include "ui/charts/roofline_chart.h"
-#include "ui/charts/run_colors.h"
+#include "ui/core/run_colors.h"
 #include "ui/models/roofline_model.h"
 #include "ui/panels/roofline_panel.h"
 #include "ui/ui_test_support.h"

@@ -11,7 +11,7 @@
 
 #include "engine/lab/store.h"
 #include "support/op_spans.h"
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 #include "ui/models/run_diff_model.h"
 #include "ui/panels/run_diff_view.h"
 #include "ui/panels/runs_panel.h"

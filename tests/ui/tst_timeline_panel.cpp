@@ -15,7 +15,7 @@
 
 #include "engine/lab/store.h"
 #include "support/op_spans.h"
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 #include "ui/charts/time_window.h"
 #include "ui/charts/timeline_track_view.h"
 #include "ui/models/gpu_energy_rows.h"

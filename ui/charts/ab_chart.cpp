@@ -12,7 +12,7 @@
 
 #include <algorithm>
 
-#include "ui/app/theme.h"
+#include "ui/core/theme.h"
 #include "ui/models/ab_view.h"
 #include "ui/models/timeline_model.h"
 

@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "ui/app/theme.h"
+#include "ui/core/theme.h"
 #include "ui/models/depth_sweep_points.h"
 
 namespace p64::ui {

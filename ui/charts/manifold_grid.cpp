@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "ui/app/theme.h"
+#include "ui/core/theme.h"
 #include "ui/models/p64_tables.h"
 
 namespace p64::ui {

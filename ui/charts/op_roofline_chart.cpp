@@ -8,7 +8,7 @@
 
 #include <algorithm>
 
-#include "ui/app/theme.h"
+#include "ui/core/theme.h"
 #include "ui/models/op_roofline_model.h"
 
 namespace p64::ui {

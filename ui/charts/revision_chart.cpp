@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "engine/lab/commit_compare.h"
-#include "ui/app/theme.h"
+#include "ui/core/theme.h"
 
 namespace p64::ui {
 

@@ -11,9 +11,9 @@
 
 #include <algorithm>
 
-#include "ui/app/theme.h"
+#include "ui/core/theme.h"
 #include "ui/charts/log_axis.h"
-#include "ui/charts/run_colors.h"
+#include "ui/core/run_colors.h"
 #include "ui/models/roofline_model.h"
 
 namespace p64::ui {

@@ -9,7 +9,7 @@
 #include <QToolTip>
 #include <QValueAxis>
 
-#include "ui/app/theme.h"
+#include "ui/core/theme.h"
 #include "ui/models/timeline_model.h"
 
 namespace p64::ui {

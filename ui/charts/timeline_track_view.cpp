@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ui/app/theme.h"
+#include "ui/core/theme.h"
 
 namespace p64::ui {
 

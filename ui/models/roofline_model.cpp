@@ -6,7 +6,7 @@
 
 #include "engine/lab/compute_ceiling.h"
 #include "engine/lab/model_flops.h"
-#include "ui/charts/run_colors.h"
+#include "ui/core/run_colors.h"
 
 namespace p64::ui {
 

@@ -21,11 +21,11 @@
 #include <QVBoxLayout>
 
 #include "engine/runtime/backend_registry.h"
-#include "ui/app/ab_session.h"
-#include "ui/app/workbench.h"
+#include "ui/core/ab_session.h"
+#include "ui/core/workbench.h"
 #include "ui/charts/ab_chart.h"
-#include "ui/jobs/job.h"
-#include "ui/jobs/store_job.h"
+#include "ui/core/job.h"
+#include "ui/core/store_job.h"
 #include "ui/models/gpu_energy_rows.h"
 #include "ui/panels/chart_export_actions.h"
 #include "ui/panels/spin_box.h"

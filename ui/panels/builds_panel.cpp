@@ -11,9 +11,9 @@
 #include <QVBoxLayout>
 
 #include "engine/lab/store.h"
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 #include "ui/charts/revision_chart.h"
-#include "ui/jobs/store_job.h"
+#include "ui/core/store_job.h"
 #include "ui/models/commit_compare_model.h"
 #include "ui/panels/table_view.h"
 

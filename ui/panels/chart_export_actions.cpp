@@ -10,7 +10,7 @@
 #include <QPushButton>
 #include <QSettings>
 
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 #include "ui/charts/chart_export.h"
 #include "ui/panels/panel.h"
 

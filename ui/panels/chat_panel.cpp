@@ -23,10 +23,10 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/lab/store.h"
-#include "ui/app/chat_engine.h"
-#include "ui/app/workbench.h"
-#include "ui/jobs/job.h"
-#include "ui/jobs/store_job.h"
+#include "ui/core/chat_engine.h"
+#include "ui/core/workbench.h"
+#include "ui/core/job.h"
+#include "ui/core/store_job.h"
 
 namespace p64::ui {
 

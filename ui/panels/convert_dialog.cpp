@@ -10,7 +10,7 @@
 #include <QPushButton>
 #include <QVBoxLayout>
 
-#include "ui/app/model_io.h"
+#include "ui/core/model_io.h"
 
 namespace p64::ui {
 

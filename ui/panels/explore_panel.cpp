@@ -8,8 +8,8 @@
 #include <QVBoxLayout>
 
 #include "engine/lab/store.h"
-#include "ui/app/workbench.h"
-#include "ui/jobs/store_job.h"
+#include "ui/core/workbench.h"
+#include "ui/core/store_job.h"
 #include "ui/models/explore_matrix_model.h"
 
 namespace p64::ui {

@@ -9,8 +9,8 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "ui/app/workbench.h"
-#include "ui/jobs/store_job.h"
+#include "ui/core/workbench.h"
+#include "ui/core/store_job.h"
 #include "ui/models/optimisation_model.h"
 #include "ui/panels/table_view.h"
 

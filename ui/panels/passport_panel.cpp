@@ -17,9 +17,9 @@
 #include "engine/lab/gpu_facts.h"
 #include "engine/lab/store.h"
 #include "engine/runtime/backend_registry.h"
-#include "ui/app/workbench.h"
-#include "ui/jobs/job.h"
-#include "ui/jobs/store_job.h"
+#include "ui/core/workbench.h"
+#include "ui/core/job.h"
+#include "ui/core/store_job.h"
 #include "ui/models/passport_model.h"
 #include "ui/panels/table_view.h"
 

@@ -16,10 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 #include "ui/charts/compute_roofline_chart.h"
 #include "ui/charts/roofline_chart.h"
-#include "ui/jobs/store_job.h"
+#include "ui/core/store_job.h"
 #include "ui/models/roofline_model.h"
 #include "ui/panels/chart_export_actions.h"
 

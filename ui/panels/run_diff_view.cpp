@@ -11,8 +11,8 @@
 #include <limits>
 
 #include "engine/lab/store.h"
-#include "ui/app/workbench.h"
-#include "ui/jobs/store_job.h"
+#include "ui/core/workbench.h"
+#include "ui/core/store_job.h"
 #include "ui/models/run_diff_model.h"
 #include "ui/panels/spin_box.h"
 #include "ui/panels/table_view.h"

@@ -23,9 +23,9 @@
 
 #include "engine/common/error.h"
 #include "engine/lab/depth_sweep.h"
-#include "ui/app/lab_sessions.h"
-#include "ui/app/workbench.h"
-#include "ui/jobs/store_job.h"
+#include "ui/core/lab_sessions.h"
+#include "ui/core/workbench.h"
+#include "ui/core/store_job.h"
 #include "ui/charts/depth_chart.h"
 #include "ui/models/depth_sweep_points.h"
 #include "ui/models/gpu_energy_rows.h"

@@ -19,10 +19,10 @@
 #include <QVBoxLayout>
 
 #include "engine/lab/report.h"
-#include "ui/app/theme.h"
-#include "ui/app/workbench.h"
+#include "ui/core/theme.h"
+#include "ui/core/workbench.h"
 #include "ui/charts/chart_export.h"
-#include "ui/jobs/store_job.h"
+#include "ui/core/store_job.h"
 #include "ui/models/json_table_model.h"
 #include "ui/models/report_export.h"
 #include "ui/panels/table_view.h"

@@ -19,10 +19,10 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/lab/timeline_run.h"
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 #include "ui/charts/timeline_charts.h"
 #include "ui/charts/timeline_track_view.h"
-#include "ui/jobs/store_job.h"
+#include "ui/core/store_job.h"
 #include "ui/models/timeline_model.h"
 #include "ui/models/timeline_spread_model.h"
 #include "ui/models/op_roofline_model.h"

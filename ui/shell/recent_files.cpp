@@ -1,4 +1,4 @@
-#include "ui/app/recent_files.h"
+#include "ui/shell/recent_files.h"
 
 #include <QFileInfo>
 #include <QMenu>

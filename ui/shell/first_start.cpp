@@ -1,4 +1,4 @@
-#include "ui/app/first_start.h"
+#include "ui/shell/first_start.h"
 
 #include <QCheckBox>
 #include <QFileInfo>
@@ -7,11 +7,11 @@
 #include <memory>
 
 #include "engine/lab/store.h"
-#include "ui/app/first_start_work.h"
-#include "ui/app/workbench.h"
-#include "ui/jobs/job.h"
-#include "ui/jobs/progress_dialog.h"
-#include "ui/jobs/store_job.h"
+#include "ui/shell/first_start_work.h"
+#include "ui/core/workbench.h"
+#include "ui/core/job.h"
+#include "ui/core/progress_dialog.h"
+#include "ui/core/store_job.h"
 #include "ui/panels/first_start_dialog.h"
 #include "ui/panels/synth_dialog.h"
 

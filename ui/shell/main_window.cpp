@@ -1,4 +1,4 @@
-#include "ui/app/main_window.h"
+#include "ui/shell/main_window.h"
 
 #include <QActionGroup>
 #include <QApplication>
@@ -22,11 +22,11 @@
 #include <QUrl>
 
 #include "p64/build_info.h"
-#include "ui/app/application.h"
-#include "ui/app/recent_files.h"
-#include "ui/app/theme.h"
-#include "ui/app/workbench.h"
-#include "ui/jobs/job.h"
+#include "ui/shell/application.h"
+#include "ui/shell/recent_files.h"
+#include "ui/core/theme.h"
+#include "ui/core/workbench.h"
+#include "ui/core/job.h"
 #include "ui/panels/chart_export_actions.h"
 #include "ui/panels/panel.h"
 #include "ui/panels/panel_factory.h"

@@ -1,4 +1,4 @@
-#include "ui/app/lab_sessions.h"
+#include "ui/core/lab_sessions.h"
 
 #include "engine/common/error.h"
 #include "engine/lab/experiment.h"

@@ -1,10 +1,10 @@
-#include "ui/app/application.h"
+#include "ui/shell/application.h"
 
 #include <QApplication>
 #include <QSettings>
 
 #include "p64/build_info.h"
-#include "ui/app/theme.h"
+#include "ui/core/theme.h"
 
 // Resources of a static library are registered by hand (the macro must be used outside a namespace).
 static void init_p64lab_resources() { Q_INIT_RESOURCE(p64lab); }

@@ -1,4 +1,4 @@
-#include "ui/app/workbench.h"
+#include "ui/core/workbench.h"
 
 #include <QDir>
 #include <QSettings>
@@ -7,7 +7,7 @@
 #include "engine/lab/store.h"
 #include "engine/model/model.h"
 #include "engine/runtime/backend_registry.h"
-#include "ui/jobs/job.h"
+#include "ui/core/job.h"
 
 namespace p64::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/app/chat_engine.h"
+#include "ui/core/chat_engine.h"
 
 #include "engine/common/error.h"
 #include "engine/lab/lab_run.h"

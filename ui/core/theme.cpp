@@ -1,4 +1,4 @@
-#include "ui/app/theme.h"
+#include "ui/core/theme.h"
 
 #include <QApplication>
 #include <QStyle>

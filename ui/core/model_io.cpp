@@ -1,4 +1,4 @@
-#include "ui/app/model_io.h"
+#include "ui/core/model_io.h"
 
 #include <QDir>
 #include <QFileInfo>

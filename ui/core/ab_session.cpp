@@ -1,8 +1,8 @@
-#include "ui/app/ab_session.h"
+#include "ui/core/ab_session.h"
 
 #include "engine/common/error.h"
 #include "engine/lab/experiment.h"
-#include "ui/app/lab_sessions.h"
+#include "ui/core/lab_sessions.h"
 
 namespace p64::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/app/first_start_work.h"
+#include "ui/shell/first_start_work.h"
 
 #include <QString>
 
@@ -6,9 +6,9 @@
 #include "engine/format/convert.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/store.h"
-#include "ui/app/ab_session.h"
-#include "ui/app/lab_sessions.h"
-#include "ui/app/model_io.h"
+#include "ui/core/ab_session.h"
+#include "ui/core/lab_sessions.h"
+#include "ui/core/model_io.h"
 
 namespace p64::ui {
 

@@ -1,8 +1,8 @@
-#include "ui/jobs/progress_dialog.h"
+#include "ui/core/progress_dialog.h"
 
 #include <QProgressDialog>
 
-#include "ui/jobs/job.h"
+#include "ui/core/job.h"
 
 namespace p64::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/jobs/job.h"
+#include "ui/core/job.h"
 
 #include <QDateTime>
 #include <QMetaObject>

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "engine/lab/store.h"
-#include "ui/app/workbench.h"
-#include "ui/jobs/job.h"
+#include "ui/core/workbench.h"
+#include "ui/core/job.h"
 
 namespace p64::ui {
 

@@ -1,4 +1,4 @@
-#include "ui/charts/run_colors.h"
+#include "ui/core/run_colors.h"
 
 namespace p64::ui {
 
