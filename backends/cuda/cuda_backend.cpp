@@ -84,6 +84,7 @@ struct Switches {
   int prefill_attn_group{};
 };
 
+// Long by design: one entry per switch with its description, a table rather than logic.
 const std::vector<SwitchInfo>& switch_table() {
   static const std::vector<SwitchInfo> t = {
       bool_switch("graphs",
