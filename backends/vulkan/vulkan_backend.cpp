@@ -42,7 +42,10 @@ struct AttnPrefillPC {
   uint32_t N, group, kv_dim, q_dim, pos0;
   float scale;
 };
-struct EmbedPC { uint32_t wbase, nb, tok_off, n_vocab; };
+struct EmbedPC {
+  uint32_t wbase, nb, tok_off, n_vocab;
+  float scale;
+};
 struct QkvHeadsPC {
   uint32_t head_dim, rope_dim, n_head, n_head_kv, pos0, flags;
   float eps;
@@ -90,6 +93,11 @@ TensorView row_range(const TensorView& t, int64_t first, int64_t count, const st
 uint32_t unit_elems(DType t) { return is_float(t) ? 4 : 32; }
 uint32_t div_up(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 uint64_t align_up(uint64_t a, uint64_t b) { return (a + b - 1) / b * b; }
+uint32_t float_bits(float f) {  // a float specialization constant's value
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
 
 }  // namespace
 
@@ -210,8 +218,10 @@ std::vector<SwitchInfo> VulkanBackend::switches() const { return switch_table();
 // The Llama block, and the architectures whose further steps qkv_heads.comp runs: qwen2's qkv
 // bias, qwen3's q/k norm, RoPE over halves (both, and phi3, whose fused qkv and gate_up
 // matrices go up as their parts).
+// gemma2 and gemma3 add the embedding scale, GeGLU, post-norms (rmsnorm_add), soft-caps and
+// local layers with their own RoPE table.
 bool VulkanBackend::runs_architecture(std::string_view arch) const {
-  return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "phi3";
+  return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "phi3" || arch == "gemma2" || arch == "gemma3";
 }
 
 void VulkanBackend::ensure_context(const std::string& device_spec) {
@@ -246,11 +256,11 @@ void VulkanBackend::release_model() {
   queries_ = VK_NULL_HANDLE;
   for (auto& l : layers_)
     for (vk::Buffer* b : {&l.attn_norm, &l.ffn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.gate_up, &l.down, &l.kc, &l.vc,
-                          &l.qkv_bias, &l.qk_norm})
+                          &l.qkv_bias, &l.qk_norm, &l.post_attn_norm, &l.post_ffn_norm})
       ctx_->destroy(*b);
   layers_.clear();
   for (vk::Buffer* b : {&staging_, &embd_, &out_norm_, &output_, &x_, &xn_, &q_, &att_, &g_, &up_,
-                        &logits_, &part_, &rope_, &step_, &readback_, &flags_,
+                        &logits_, &part_, &rope_, &rope_local_, &step_, &readback_, &flags_,
                         &attn_partial_, &attn_arrived_, &mm_part_, &mm_arrived_})
     ctx_->destroy(*b);
   model_.reset();
@@ -342,7 +352,7 @@ DeviceMatrix VulkanBackend::upload_matrix(vk::Buffer& dst, const TensorView& sto
   return m;
 }
 
-void VulkanBackend::build_rope_table() {
+vk::Buffer VulkanBackend::build_rope_table(const HParams& hp_, const char* what) {
   const uint32_t half = hp_.rope_dim / 2;
   std::vector<double> inv(half);
   for (uint32_t i = 0; i < half; ++i) {
@@ -372,8 +382,9 @@ void VulkanBackend::build_rope_table() {
       t[(static_cast<size_t>(p) * half + i) * 2] = static_cast<float>(std::cos(a) * hp_.rope_attn_factor);
       t[(static_cast<size_t>(p) * half + i) * 2 + 1] = static_cast<float>(std::sin(a) * hp_.rope_attn_factor);
     }
-  rope_ = ctx_->create_buffer(std::max<size_t>(t.size() * 4, 16), false, "RoPE table");
-  if (!t.empty()) copy_to_device(rope_, 0, reinterpret_cast<const uint8_t*>(t.data()), t.size() * 4);
+  vk::Buffer b = ctx_->create_buffer(std::max<size_t>(t.size() * 4, 16), false, what);
+  if (!t.empty()) copy_to_device(b, 0, reinterpret_cast<const uint8_t*>(t.data()), t.size() * 4);
+  return b;
 }
 
 void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOptions& options) {
@@ -395,6 +406,7 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   hp_ = model_->hparams();
   const Architecture& arch = model_->architecture();
   qkv_heads_ = arch.has(ArchRole::Bq) || arch.has(ArchRole::QNorm) || hp_.rope_layout != RopeLayout::Adjacent;
+  geglu_ = arch.ffn_activation == FfnActivation::GeluTanh;
   Tuning& tu = tune_;
   tu = Tuning{};
   const std::string& sg = sw.text("subgroup_reduce");
@@ -523,6 +535,8 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
     d.dn = upload_matrix(d.down, *w.w_down, nullptr, p + "ffn_down");
     if (w.bq) d.qkv_bias = upload_f32_vectors({w.bq, w.bk, w.bv}, p + "attn_q/k/v.bias");
     if (w.q_norm) d.qk_norm = upload_f32_vectors({w.q_norm, w.k_norm}, p + "attn_q/k_norm");
+    if (w.post_attn_norm) d.post_attn_norm = upload_f32_vector(*w.post_attn_norm, p + "post_attention_norm");
+    if (w.post_ffn_norm) d.post_ffn_norm = upload_f32_vector(*w.post_ffn_norm, p + "post_ffw_norm");
     const uint64_t kvb = static_cast<uint64_t>(max_ctx_) * hp_.kv_dim() * 4;
     d.kc = ctx_->create_buffer(kvb, false, p + "K cache");
     d.vc = ctx_->create_buffer(kvb, false, p + "V cache");
@@ -557,7 +571,15 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
     mm_arrived_ = ctx_->create_buffer(4ull * kMmRegions * mm_tiles_, false, "prefill split-K arrivals");
   }
   host_logits_.assign(hp_.n_vocab, 0.0f);
-  build_rope_table();
+  rope_ = build_rope_table(hp_, "RoPE table");
+  if (hp_.rope_base_local > 0.0f) {
+    // Local layers with their own base rotate unscaled (gemma3), as the CPU backend's do.
+    HParams local = hp_;
+    local.rope_base = hp_.rope_base_local;
+    local.rope_scaling = {};
+    local.rope_freq_factors.clear();
+    rope_local_ = build_rope_table(local, "local layers' RoPE table");
+  }
   ctx_->destroy(staging_);
   if (ctx_->timestamp_bits) {
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
@@ -576,11 +598,13 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   // Prefill pipelines too (for every chunk length's tile), so that a warm start compiles nothing later.
   for (uint32_t n : tu.stepwise ? std::vector<uint32_t>{} : std::vector<uint32_t>{32u, 64u})
     for (const DeviceLayer& l : layers_)
-      for (const DeviceMatrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gu, &l.dn}) mm_pipe(m->dtype, mm_tile(n));
+      for (const DeviceMatrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gu, &l.dn}) mm_pipe(m->dtype, mm_tile(n), m == &l.gu && geglu_);
   if (!tu.stepwise)
     for (uint32_t li = 0; li < hp_.n_layer; ++li) attn_prefill_pipe(layer_window(li));
-  for (const char* s : {"rmsnorm", "silu_mul"}) simple_pipe(s);
+  simple_pipe("rmsnorm");
+  glu_pipe();
   if (qkv_heads_) simple_pipe("qkv_heads");
+  if (model_->architecture().has(ArchRole::PostAttnNorm)) simple_pipe("rmsnorm_add");
   rec_prefill_ = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 16 + 16);
   cmd_prefill_ = ctx_->allocate_command_buffer();
   report_.pipelines_ms = pipes_->create_ms() - pipes_before;
@@ -634,21 +658,23 @@ VkPipeline VulkanBackend::mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse
   const uint32_t rows = mv_rows(m, epi);
   const uint32_t tpr = mv_tpr(m, epi);
   const std::string sg = std::string(tune_.subgroups ? "_sg" : "") + (overlap ? "_ov" : "");
+  const bool geglu = epi == EPI_SWIGLU && geglu_;
   if (mv_wide_fits(m, epi, x_off)) {
     const uint32_t rpg = std::min(tune_.rows_per_group, rows);
-    return pipes_->get("mv_wide_" + *dtype_suffix(m.dtype) + sg,
-                       {{0, rows / rpg * tpr}, {1, rows}, {2, m.K}, {3, tpr}, {4, epi},
-                        {5, fuse_norm ? 1u : 0u}, {7, 1}, {8, tune_.units_in_flight}, {9, rpg},
-                        {10, tune_.mantissa ? 1u : 0u}},
-                       tune_.subgroups);
+    std::vector<std::pair<uint32_t, uint32_t>> spec = {{0, rows / rpg * tpr}, {1, rows}, {2, m.K}, {3, tpr}, {4, epi},
+                                                       {5, fuse_norm ? 1u : 0u}, {7, 1}, {8, tune_.units_in_flight},
+                                                       {9, rpg}, {10, tune_.mantissa ? 1u : 0u}};
+    if (geglu) spec.push_back({11, 1});
+    return pipes_->get("mv_wide_" + *dtype_suffix(m.dtype) + sg, spec, tune_.subgroups);
   }
   const uint32_t wg = rows * tpr;
   const uint64_t fixed = 4ull * (2 * wg + 2 * rows) + 64;
   const uint32_t xs = 4ull * m.K + fixed <= ctx_->props.limits.maxComputeSharedMemorySize ? m.K : 1;
   const std::string name = "mv_" + *dtype_suffix(m.dtype) + sg;
-  return pipes_->get(name,
-                     {{0, wg}, {1, rows}, {2, m.K}, {3, tpr}, {4, epi}, {5, fuse_norm ? 1u : 0u}, {6, xs}, {7, 1}},
-                     tune_.subgroups);
+  std::vector<std::pair<uint32_t, uint32_t>> spec = {{0, wg}, {1, rows}, {2, m.K}, {3, tpr}, {4, epi},
+                                                     {5, fuse_norm ? 1u : 0u}, {6, xs}, {7, 1}};
+  if (geglu) spec.push_back({11, 1});
+  return pipes_->get(name, spec, tune_.subgroups);
 }
 
 VulkanBackend::MmTile VulkanBackend::mm_tile(uint32_t n) const {
@@ -668,16 +694,23 @@ VulkanBackend::MmTile VulkanBackend::mm_tile(uint32_t n) const {
   return t;
 }
 
-VkPipeline VulkanBackend::mm_pipe(DType dtype, MmTile t) {
+VkPipeline VulkanBackend::mm_pipe(DType dtype, MmTile t, bool geglu) {
   const char* variant = tune_.mm_coopmat ? "_cm" : tune_.mm_f16 ? "_f16" : "";
-  return pipes_->get("mm_" + *dtype_suffix(dtype) + variant, {{0, t.rows / 8 * (t.tokens / 4)}, {1, t.rows}, {3, t.tokens}},
+  std::vector<std::pair<uint32_t, uint32_t>> spec = {{0, t.rows / 8 * (t.tokens / 4)}, {1, t.rows}, {3, t.tokens}};
+  if (geglu) spec.push_back({4, 1});
+  return pipes_->get("mm_" + *dtype_suffix(dtype) + variant, spec,
                      tune_.mm_coopmat);  // whole subgroups: each multiplies its own block
+}
+
+VkPipeline VulkanBackend::glu_pipe() {
+  return geglu_ ? pipes_->get("silu_mul", {{0, 1}}) : simple_pipe("silu_mul");
 }
 
 VkPipeline VulkanBackend::attn_prefill_pipe(uint32_t window) {
   std::vector<std::pair<uint32_t, uint32_t>> spec = {{0, tune_.pa_rows * 8}, {1, tune_.pa_rows}, {2, hp_.head_dim},
                                                      {3, tune_.pa_keys}};
   if (window) spec.push_back({4, window});
+  if (hp_.attn_softcap > 0.0f) spec.push_back({5, float_bits(hp_.attn_softcap)});
   return pipes_->get("attn_prefill", spec);
 }
 
@@ -687,6 +720,7 @@ VkPipeline VulkanBackend::attn_pipe(bool overlap, uint32_t splits, uint32_t wind
   std::vector<std::pair<uint32_t, uint32_t>> spec = {{0, 128}, {2, hp_.head_dim}, {3, splits},
                                                      {4, tune_.attn_value_batch}};
   if (window) spec.push_back({5, window});
+  if (hp_.attn_softcap > 0.0f) spec.push_back({6, float_bits(hp_.attn_softcap)});
   return pipes_->get(std::string(tune_.subgroups ? "attn_sg" : "attn") + (overlap ? "_ov" : ""), spec, tune_.subgroups);
 }
 
@@ -722,7 +756,9 @@ void VulkanBackend::rec_logits(vk::Recorder& r, StageChain& ch, VkBuffer x, uint
   r.mark("argmax", OpGroup::Sample, -1);
 }
 
-void VulkanBackend::rec_qkv_heads(vk::Recorder& r, const DeviceLayer& l, uint32_t n, uint32_t pos0, bool decode) {
+void VulkanBackend::rec_qkv_heads(vk::Recorder& r, uint32_t layer, uint32_t n, uint32_t pos0, bool decode) {
+  const DeviceLayer& l = layers_[layer];
+  const VkBuffer rope = rope_local_.buf && hp_.layer_is_local(layer) ? rope_local_.buf : rope_.buf;
   const bool bias = l.qkv_bias.buf != VK_NULL_HANDLE, norm = l.qk_norm.buf != VK_NULL_HANDLE;
   const uint32_t flags = (bias ? kHeadsBias : 0) | (norm ? kHeadsNorm : 0) |
                          (hp_.rope_layout == RopeLayout::Halves ? kHeadsHalves : 0) | (decode ? kHeadsStepPos : 0);
@@ -730,15 +766,25 @@ void VulkanBackend::rec_qkv_heads(vk::Recorder& r, const DeviceLayer& l, uint32_
   // v's heads only carry a bias; without one they are left alone.
   const uint32_t heads = hp_.n_head + hp_.n_head_kv * (bias ? 2 : 1);
   r.dispatch(simple_pipe("qkv_heads"),
-             {{0, q_.buf}, {1, l.kc.buf}, {2, l.vc.buf}, {3, l.qkv_bias.buf}, {4, step_.buf}, {5, rope_.buf},
+             {{0, q_.buf}, {1, l.kc.buf}, {2, l.vc.buf}, {3, l.qkv_bias.buf}, {4, step_.buf}, {5, rope},
               {6, l.qk_norm.buf}},
              pc, heads, n);
+}
+
+void VulkanBackend::rec_post_norm(vk::Recorder& r, const vk::Buffer& w, uint32_t n) {
+  RmsPC pc{hp_.n_embd, hp_.rms_eps};
+  r.dispatch(simple_pipe("rmsnorm_add"), {{1, xn_.buf}, {2, w.buf}, {3, x_.buf}}, pc, n);
+}
+
+void VulkanBackend::final_softcap() {
+  if (hp_.final_softcap > 0.0f)
+    for (float& x : host_logits_) x = hp_.final_softcap * std::tanh(x / hp_.final_softcap);
 }
 
 VulkanBackend::DecodeProgram& VulkanBackend::decode_program(bool timed, bool logits, bool long_ctx) {
   DecodeProgram& p = decode_[(timed ? 4 : 0) + (logits ? 2 : 0) + (long_ctx ? 1 : 0)];
   if (!p.rec) {
-    p.rec = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 12 + 16);
+    p.rec = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 16 + 16);
     p.cmd = ctx_->allocate_command_buffer();
     record_decode(*p.rec, p.cmd, logits, timed ? queries_ : VK_NULL_HANDLE, long_ctx ? tune_.attn_splits : 1);
   }
@@ -756,7 +802,7 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
   // Both ordered before their first use by the barrier after embed.
   if (ch.on) r.fill_zero(flags_.buf);
   if (attn_splits > 1) r.fill_zero(attn_arrived_.buf);
-  EmbedPC epc{embd_m_.base, embd_m_.nb, 0, hp_.n_vocab};
+  EmbedPC epc{embd_m_.base, embd_m_.nb, 0, hp_.n_vocab, embd_scale()};
   const uint32_t units = is_float(embd_m_.dtype) ? embd_m_.K : embd_m_.K / 32;
   r.dispatch(embed_pipe(), {{0, embd_m_.buf->buf}, {3, x_.buf}, {4, step_.buf}}, epc, div_up(units, 64));
   ch.hard(r);
@@ -782,7 +828,7 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
       // Real barriers around it (overlap too): it takes no part in the stage flags.
       ch.hard(r);
       r.mark("qkv", OpGroup::Attn, L);
-      rec_qkv_heads(r, l, 1, 0, true);
+      rec_qkv_heads(r, li, 1, 0, true);
       ch.hard(r);
       r.mark("qkv_heads", OpGroup::Attn, L);
     } else {
@@ -797,9 +843,19 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
                apc, hp_.n_head * attn_splits);
     ch.next(r);
     r.mark("sdpa", OpGroup::Attn, L);
-    rec_mv(r, ch, l.o, EPI_ADD, false, att_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
-    ch.next(r);
-    r.mark("o", OpGroup::Attn, L);
+    if (!l.post_attn_norm.buf) {
+      rec_mv(r, ch, l.o, EPI_ADD, false, att_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
+      ch.next(r);
+      r.mark("o", OpGroup::Attn, L);
+    } else {
+      // post-attention rmsnorm before the residual add (gemma), between real barriers
+      rec_mv(r, ch, l.o, EPI_STORE, false, att_.buf, 0, VK_NULL_HANDLE, xn_.buf, 0);
+      ch.hard(r);
+      r.mark("o", OpGroup::Attn, L);
+      rec_post_norm(r, l.post_attn_norm, 1);
+      ch.hard(r);
+      r.mark("post_attn_norm", OpGroup::Rms, L);
+    }
     xin = x_.buf;
     if (!fn) {
       RmsPC pc{hp_.n_embd, hp_.rms_eps};
@@ -817,13 +873,23 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
       rec_mv(r, ch, up, EPI_STORE, fn, xin, 0, l.ffn_norm.buf, up_.buf, 0);
       ch.next(r);
       CountPC pc{hp_.n_ff};
-      r.dispatch(simple_pipe("silu_mul"), {{2, up_.buf}, {3, g_.buf}}, pc, div_up(hp_.n_ff, 256));
+      r.dispatch(glu_pipe(), {{2, up_.buf}, {3, g_.buf}}, pc, div_up(hp_.n_ff, 256));
     }
     ch.next(r);
     r.mark("gate_up", OpGroup::Ffn, L);
-    rec_mv(r, ch, l.dn, EPI_ADD, false, g_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
-    ch.next(r);
-    r.mark("down", OpGroup::Ffn, L);
+    if (!l.post_ffn_norm.buf) {
+      rec_mv(r, ch, l.dn, EPI_ADD, false, g_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
+      ch.next(r);
+      r.mark("down", OpGroup::Ffn, L);
+    } else {
+      // post-FFN rmsnorm before the residual add (gemma)
+      rec_mv(r, ch, l.dn, EPI_STORE, false, g_.buf, 0, VK_NULL_HANDLE, xn_.buf, 0);
+      ch.hard(r);
+      r.mark("down", OpGroup::Ffn, L);
+      rec_post_norm(r, l.post_ffn_norm, 1);
+      ch.hard(r);
+      r.mark("post_ffn_norm", OpGroup::Rms, L);
+    }
   }
   rec_logits(r, ch, x_.buf, 0);
   if (copy_logits) {
@@ -840,7 +906,7 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
   r.begin(cmd, queries);
   const uint32_t E = hp_.n_embd, kvd = hp_.kv_dim(), qd = hp_.q_dim();
   if (mm_arrived_.buf) r.fill_zero(mm_arrived_.buf);  // ordered before the GEMMs by the barrier after embed
-  EmbedPC epc{embd_m_.base, embd_m_.nb, kStepWords, hp_.n_vocab};
+  EmbedPC epc{embd_m_.base, embd_m_.nb, kStepWords, hp_.n_vocab, embd_scale()};
   const uint32_t units = is_float(embd_m_.dtype) ? embd_m_.K : embd_m_.K / 32;
   r.dispatch(embed_pipe(), {{0, embd_m_.buf->buf}, {3, x_.buf}, {4, step_.buf}}, epc, div_up(units, 64), n);
   r.barrier();
@@ -860,7 +926,7 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
     }
     MmPC pc{M, n, m.base, m.base2, m.nb, ldy, y_row0, pos0, hp_.head_dim, hp_.rope_dim, m.K, epi, splits,
             static_cast<uint32_t>(region * mm_part_floats_), region * mm_tiles_};
-    r.dispatch(mm_pipe(m.dtype, tile),
+    r.dispatch(mm_pipe(m.dtype, tile, epi == EPI_SWIGLU && geglu_),
                {{0, m.buf->buf}, {1, x}, {3, y}, {5, rope_.buf}, {6, mm_part_.buf}, {7, mm_arrived_.buf}}, pc, gx, gy,
                splits);
   };
@@ -879,7 +945,7 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
     r.barrier();
     r.mark("qkv", OpGroup::Attn, L);
     if (qkv_heads_) {
-      rec_qkv_heads(r, l, n, pos0, false);
+      rec_qkv_heads(r, li, n, pos0, false);
       r.barrier();
       r.mark("qkv_heads", OpGroup::Attn, L);
     }
@@ -889,18 +955,28 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
                div_up(uint64_t(n) * group, tune_.pa_rows));
     r.barrier();
     r.mark("sdpa", OpGroup::Attn, L);
-    mm(l.o, EPI_ADD, att_.buf, x_.buf, E, 0, 0);
+    mm(l.o, l.post_attn_norm.buf ? EPI_STORE : EPI_ADD, att_.buf, l.post_attn_norm.buf ? xn_.buf : x_.buf, E, 0, 0);
     r.barrier();
     r.mark("o", OpGroup::Attn, L);
+    if (l.post_attn_norm.buf) {
+      rec_post_norm(r, l.post_attn_norm, n);
+      r.barrier();
+      r.mark("post_attn_norm", OpGroup::Rms, L);
+    }
     r.dispatch(simple_pipe("rmsnorm"), {{1, x_.buf}, {2, l.ffn_norm.buf}, {3, xn_.buf}}, rpc, n);
     r.barrier();
     r.mark("rms_ffn", OpGroup::Rms, L);
     mm(l.gu, EPI_SWIGLU, xn_.buf, g_.buf, hp_.n_ff, 0, 0);
     r.barrier();
     r.mark("gate_up", OpGroup::Ffn, L);
-    mm(l.dn, EPI_ADD, g_.buf, x_.buf, E, 0, 0);
+    mm(l.dn, l.post_ffn_norm.buf ? EPI_STORE : EPI_ADD, g_.buf, l.post_ffn_norm.buf ? xn_.buf : x_.buf, E, 0, 0);
     r.barrier();
     r.mark("down", OpGroup::Ffn, L);
+    if (l.post_ffn_norm.buf) {
+      rec_post_norm(r, l.post_ffn_norm, n);
+      r.barrier();
+      r.mark("post_ffn_norm", OpGroup::Rms, L);
+    }
   }
   if (last) {
     StageChain barriers;
@@ -964,7 +1040,10 @@ int32_t VulkanBackend::run_decode(int32_t token, int32_t pos, bool want_logits, 
     throw DeviceError("Vulkan (overlap=1): a decode dispatch waited too long for the one before it; this device "
                       "does not start dispatches in order, so run it with overlap=0");
   if (rec) emit_spans(*rec, prefill_step, pos);
-  if (want_logits) std::memcpy(host_logits_.data(), readback_.mapped, 4ull * hp_.n_vocab);
+  if (want_logits) {
+    std::memcpy(host_logits_.data(), readback_.mapped, 4ull * hp_.n_vocab);
+    final_softcap();
+  }
   logits_fresh_ = want_logits;
   return static_cast<int32_t>(s[2]);
 }
@@ -993,6 +1072,7 @@ std::span<const float> VulkanBackend::logits() {
     }
     ctx_->free_command_buffer(cmd);
     std::memcpy(host_logits_.data(), readback_.mapped, 4ull * hp_.n_vocab);
+    final_softcap();
     logits_fresh_ = true;
   }
   return host_logits_;

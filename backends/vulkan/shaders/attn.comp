@@ -18,6 +18,7 @@ layout(constant_id = 2) const uint HD = 128;  // head_dim, a multiple of 4 up to
 layout(constant_id = 3) const uint SPLITS = 1;
 layout(constant_id = 4) const uint VB = 4;  // positions whose value loads a group issues at once
 layout(constant_id = 5) const uint WINDOW = 0;
+layout(constant_id = 6) const float SOFTCAP = 0.0;  // > 0: scores -> SOFTCAP tanh(score / SOFTCAP) (gemma2)
 layout(std430, binding = 0) ACT readonly buffer BK { vec4 kc[]; };
 layout(std430, binding = 1) ACT readonly buffer BQ { vec4 q[]; };
 layout(std430, binding = 2) ACT readonly buffer BV { vec4 vc[]; };
@@ -62,6 +63,7 @@ void main() {
       [[unroll]] for (uint i = 0u; i < D4; ++i) k[i] = kc[kb + i];
       s = 0.0;
       [[unroll]] for (uint i = 0u; i < D4; ++i) s += dot(qsh[i], k[i]);
+      if (SOFTCAP > 0.0) s = SOFTCAP * tanh(s / SOFTCAP);
     }
     float mn = max(m, wg_max(s));
     float alpha = exp(m - mn);

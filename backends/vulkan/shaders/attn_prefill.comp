@@ -13,6 +13,7 @@ layout(constant_id = 1) const uint ROWS = 16;
 layout(constant_id = 2) const uint HD = 128;  // head_dim, a multiple of 4
 layout(constant_id = 3) const uint BKV = 16;
 layout(constant_id = 4) const uint WINDOW = 0;
+layout(constant_id = 5) const float SOFTCAP = 0.0;  // > 0: scores -> SOFTCAP tanh(score / SOFTCAP) (gemma2)
 layout(std430, binding = 0) readonly buffer BK { vec4 kc[]; };
 layout(std430, binding = 1) readonly buffer BQ { vec4 q[]; };  // RoPE'd queries [N][q_dim]
 layout(std430, binding = 2) readonly buffer BV { vec4 vc[]; };
@@ -62,6 +63,7 @@ void main() {
       if (j < cnt && c0 + j <= pos && (WINDOW == 0u || c0 + j + WINDOW > pos)) {
         s = 0.0;
         for (uint d4 = 0u; d4 < D4; ++d4) s += dot(qs[r * PD + d4], ks[j * PD + d4]);
+        if (SOFTCAP > 0.0) s = SOFTCAP * tanh(s / SOFTCAP);
       }
       ps[r * BKV + j] = s;
     }
