@@ -215,11 +215,8 @@ const std::vector<SwitchInfo>& switch_table() {
 
 std::vector<SwitchInfo> VulkanBackend::switches() const { return switch_table(); }
 
-// The Llama block, and the architectures whose further steps qkv_heads.comp runs: qwen2's qkv
-// bias, qwen3's q/k norm, RoPE over halves (both, and phi3, whose fused qkv and gate_up
-// matrices go up as their parts).
-// gemma2 and gemma3 add the embedding scale, GeGLU, post-norms (rmsnorm_add), soft-caps and
-// local layers with their own RoPE table.
+// Named, not taken from the table: a new architecture's steps must be added here before it runs
+// (docs/vulkan-backend.md lists the steps each one adds to the Llama block).
 bool VulkanBackend::runs_architecture(std::string_view arch) const {
   return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "phi3" || arch == "gemma2" || arch == "gemma3";
 }
@@ -352,17 +349,17 @@ DeviceMatrix VulkanBackend::upload_matrix(vk::Buffer& dst, const TensorView& sto
   return m;
 }
 
-vk::Buffer VulkanBackend::build_rope_table(const HParams& hp_, const char* what) {
-  const uint32_t half = hp_.rope_dim / 2;
+vk::Buffer VulkanBackend::build_rope_table(const HParams& hp, const char* what) {
+  const uint32_t half = hp.rope_dim / 2;
   std::vector<double> inv(half);
   for (uint32_t i = 0; i < half; ++i) {
-    double f = std::pow(static_cast<double>(hp_.rope_base), -2.0 * i / hp_.rope_dim);
-    if (!hp_.rope_freq_factors.empty()) {
-      f /= hp_.rope_freq_factors[std::min<size_t>(i, hp_.rope_freq_factors.size() - 1)];
-    } else if (hp_.rope_scaling.type == RopeScalingType::Linear) {
-      f /= hp_.rope_scaling.factor;
-    } else if (hp_.rope_scaling.type == RopeScalingType::Llama3) {
-      const auto& s = hp_.rope_scaling;
+    double f = std::pow(static_cast<double>(hp.rope_base), -2.0 * i / hp.rope_dim);
+    if (!hp.rope_freq_factors.empty()) {
+      f /= hp.rope_freq_factors[std::min<size_t>(i, hp.rope_freq_factors.size() - 1)];
+    } else if (hp.rope_scaling.type == RopeScalingType::Linear) {
+      f /= hp.rope_scaling.factor;
+    } else if (hp.rope_scaling.type == RopeScalingType::Llama3) {
+      const auto& s = hp.rope_scaling;
       const double lo_wl = s.original_context / s.low_freq_factor, hi_wl = s.original_context / s.high_freq_factor;
       const double wl = 2.0 * M_PI / f;
       if (wl > lo_wl) {
@@ -379,8 +376,8 @@ vk::Buffer VulkanBackend::build_rope_table(const HParams& hp_, const char* what)
     for (uint32_t i = 0; i < half; ++i) {
       const double a = p * inv[i];
       // LongRope's attention factor scales the rotated dimensions (1 but for phi3).
-      t[(static_cast<size_t>(p) * half + i) * 2] = static_cast<float>(std::cos(a) * hp_.rope_attn_factor);
-      t[(static_cast<size_t>(p) * half + i) * 2 + 1] = static_cast<float>(std::sin(a) * hp_.rope_attn_factor);
+      t[(static_cast<size_t>(p) * half + i) * 2] = static_cast<float>(std::cos(a) * hp.rope_attn_factor);
+      t[(static_cast<size_t>(p) * half + i) * 2 + 1] = static_cast<float>(std::sin(a) * hp.rope_attn_factor);
     }
   vk::Buffer b = ctx_->create_buffer(std::max<size_t>(t.size() * 4, 16), false, what);
   if (!t.empty()) copy_to_device(b, 0, reinterpret_cast<const uint8_t*>(t.data()), t.size() * 4);
