@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "engine/common/error.h"
+#include "engine/model/architecture.h"
 #include "engine/quant/quant.h"
 
 namespace p64::vulkan {
@@ -41,7 +42,15 @@ struct AttnPrefillPC {
   uint32_t N, group, kv_dim, q_dim, pos0;
   float scale;
 };
-struct EmbedPC { uint32_t wbase, nb, tok_off, n_vocab; };
+struct EmbedPC {
+  uint32_t wbase, nb, tok_off, n_vocab;
+  float scale;
+};
+struct QkvHeadsPC {
+  uint32_t head_dim, rope_dim, n_head, n_head_kv, pos0, flags;
+  float eps;
+};
+constexpr uint32_t kHeadsBias = 1, kHeadsNorm = 2, kHeadsHalves = 4, kHeadsStepPos = 8;  // qkv_heads.comp's flags
 struct RmsPC { uint32_t K; float eps; };
 struct CountPC { uint32_t n; };
 struct ArgmaxPC {
@@ -66,9 +75,29 @@ std::optional<std::string> dtype_suffix(DType t) {
   }
 }
 bool is_float(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+// Rows [first, first + count) of a matrix in plain blocks, where a row is contiguous (not in
+// the SoA forms, whose fields lie in arrays over the whole matrix).
+TensorView row_range(const TensorView& t, int64_t first, int64_t count, const std::string& source) {
+  if (dtype_is_soa(t.dtype))
+    throw Error(source + ": tensor '" + t.name + "' is a fused matrix in " + std::string(dtype_name(t.dtype)) +
+                ", which the Vulkan backend cannot split into its parts; convert the model without SoA layouts");
+  const uint64_t row_bytes = t.bytes / static_cast<uint64_t>(t.rows());
+  TensorView v = t;
+  v.ne[1] = count;
+  v.ne[2] = v.ne[3] = 1;
+  v.data = t.data + static_cast<uint64_t>(first) * row_bytes;
+  v.bytes = static_cast<uint64_t>(count) * row_bytes;
+  return v;
+}
 uint32_t unit_elems(DType t) { return is_float(t) ? 4 : 32; }
 uint32_t div_up(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b - 1) / b); }
 uint64_t align_up(uint64_t a, uint64_t b) { return (a + b - 1) / b * b; }
+uint32_t float_bits(float f) {  // a float specialization constant's value
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
 
 }  // namespace
 
@@ -186,6 +215,12 @@ const std::vector<SwitchInfo>& switch_table() {
 
 std::vector<SwitchInfo> VulkanBackend::switches() const { return switch_table(); }
 
+// Named, not taken from the table: a new architecture's steps must be added here before it runs
+// (docs/vulkan-backend.md lists the steps each one adds to the Llama block).
+bool VulkanBackend::runs_architecture(std::string_view arch) const {
+  return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "phi3" || arch == "gemma2" || arch == "gemma3";
+}
+
 void VulkanBackend::ensure_context(const std::string& device_spec) {
   if (ctx_ && device_spec == device_spec_) return;
   release_model();
@@ -217,11 +252,12 @@ void VulkanBackend::release_model() {
   if (queries_) a.vkDestroyQueryPool(ctx_->device, queries_, nullptr);
   queries_ = VK_NULL_HANDLE;
   for (auto& l : layers_)
-    for (vk::Buffer* b : {&l.attn_norm, &l.ffn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.gate_up, &l.down, &l.kc, &l.vc})
+    for (vk::Buffer* b : {&l.attn_norm, &l.ffn_norm, &l.wq, &l.wk, &l.wv, &l.wo, &l.gate_up, &l.down, &l.kc, &l.vc,
+                          &l.qkv_bias, &l.qk_norm, &l.post_attn_norm, &l.post_ffn_norm})
       ctx_->destroy(*b);
   layers_.clear();
   for (vk::Buffer* b : {&staging_, &embd_, &out_norm_, &output_, &x_, &xn_, &q_, &att_, &g_, &up_,
-                        &logits_, &part_, &rope_, &step_, &readback_, &flags_,
+                        &logits_, &part_, &rope_, &rope_local_, &step_, &readback_, &flags_,
                         &attn_partial_, &attn_arrived_, &mm_part_, &mm_arrived_})
     ctx_->destroy(*b);
   model_.reset();
@@ -253,16 +289,20 @@ void VulkanBackend::copy_to_device(const vk::Buffer& dst, uint64_t dst_off, cons
   ctx_->free_command_buffer(cmd);
 }
 
-vk::Buffer VulkanBackend::upload_f32_vector(const TensorView& t, const std::string& what) {
-  std::vector<float> v(static_cast<size_t>(t.elements()));
-  if (t.dtype == DType::F32) {
-    std::memcpy(v.data(), t.data, v.size() * 4);
-  } else if (t.dtype == DType::F16) {
-    const auto* h = reinterpret_cast<const uint16_t*>(t.data);
-    for (size_t i = 0; i < v.size(); ++i) v[i] = fp16_to_fp32(h[i]);
-  } else {
-    throw Error(model_->source() + ": tensor '" + t.name + "' has dtype " + std::string(dtype_name(t.dtype)) +
-                "; the Vulkan backend reads norm weights as F32 or F16");
+vk::Buffer VulkanBackend::upload_f32_vectors(std::initializer_list<const TensorView*> parts, const std::string& what) {
+  std::vector<float> v;
+  for (const TensorView* t : parts) {
+    const size_t at = v.size();
+    v.resize(at + static_cast<size_t>(t->elements()));
+    if (t->dtype == DType::F32) {
+      std::memcpy(v.data() + at, t->data, (v.size() - at) * 4);
+    } else if (t->dtype == DType::F16) {
+      const auto* h = reinterpret_cast<const uint16_t*>(t->data);
+      for (size_t i = at; i < v.size(); ++i) v[i] = fp16_to_fp32(h[i - at]);
+    } else {
+      throw Error(model_->source() + ": tensor '" + t->name + "' has dtype " + std::string(dtype_name(t->dtype)) +
+                  "; the Vulkan backend reads norm weights and biases as F32 or F16");
+    }
   }
   vk::Buffer b = ctx_->create_buffer(v.size() * 4, false, what);
   copy_to_device(b, 0, reinterpret_cast<const uint8_t*>(v.data()), v.size() * 4);
@@ -309,17 +349,17 @@ DeviceMatrix VulkanBackend::upload_matrix(vk::Buffer& dst, const TensorView& sto
   return m;
 }
 
-void VulkanBackend::build_rope_table() {
-  const uint32_t half = hp_.rope_dim / 2;
+vk::Buffer VulkanBackend::build_rope_table(const HParams& hp, const char* what) {
+  const uint32_t half = hp.rope_dim / 2;
   std::vector<double> inv(half);
   for (uint32_t i = 0; i < half; ++i) {
-    double f = std::pow(static_cast<double>(hp_.rope_base), -2.0 * i / hp_.rope_dim);
-    if (!hp_.rope_freq_factors.empty()) {
-      f /= hp_.rope_freq_factors[std::min<size_t>(i, hp_.rope_freq_factors.size() - 1)];
-    } else if (hp_.rope_scaling.type == RopeScalingType::Linear) {
-      f /= hp_.rope_scaling.factor;
-    } else if (hp_.rope_scaling.type == RopeScalingType::Llama3) {
-      const auto& s = hp_.rope_scaling;
+    double f = std::pow(static_cast<double>(hp.rope_base), -2.0 * i / hp.rope_dim);
+    if (!hp.rope_freq_factors.empty()) {
+      f /= hp.rope_freq_factors[std::min<size_t>(i, hp.rope_freq_factors.size() - 1)];
+    } else if (hp.rope_scaling.type == RopeScalingType::Linear) {
+      f /= hp.rope_scaling.factor;
+    } else if (hp.rope_scaling.type == RopeScalingType::Llama3) {
+      const auto& s = hp.rope_scaling;
       const double lo_wl = s.original_context / s.low_freq_factor, hi_wl = s.original_context / s.high_freq_factor;
       const double wl = 2.0 * M_PI / f;
       if (wl > lo_wl) {
@@ -335,16 +375,19 @@ void VulkanBackend::build_rope_table() {
   for (uint32_t p = 0; p < max_ctx_; ++p)
     for (uint32_t i = 0; i < half; ++i) {
       const double a = p * inv[i];
-      t[(static_cast<size_t>(p) * half + i) * 2] = static_cast<float>(std::cos(a));
-      t[(static_cast<size_t>(p) * half + i) * 2 + 1] = static_cast<float>(std::sin(a));
+      // LongRope's attention factor scales the rotated dimensions (1 but for phi3).
+      t[(static_cast<size_t>(p) * half + i) * 2] = static_cast<float>(std::cos(a) * hp.rope_attn_factor);
+      t[(static_cast<size_t>(p) * half + i) * 2 + 1] = static_cast<float>(std::sin(a) * hp.rope_attn_factor);
     }
-  rope_ = ctx_->create_buffer(std::max<size_t>(t.size() * 4, 16), false, "RoPE table");
-  if (!t.empty()) copy_to_device(rope_, 0, reinterpret_cast<const uint8_t*>(t.data()), t.size() * 4);
+  vk::Buffer b = ctx_->create_buffer(std::max<size_t>(t.size() * 4, 16), false, what);
+  if (!t.empty()) copy_to_device(b, 0, reinterpret_cast<const uint8_t*>(t.data()), t.size() * 4);
+  return b;
 }
 
 void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOptions& options) {
   const auto t_start = Clock::now();
   report_ = LoadReport{};
+  check_backend_runs(*this, *model);  // before any device work: names the file and its architecture
   // Switches first: a typo fails before any device work.
   const SwitchValues sw("vulkan", switch_table(), options.switches);
   auto t0 = Clock::now();
@@ -358,6 +401,9 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
 
   model_ = std::move(model);
   hp_ = model_->hparams();
+  const Architecture& arch = model_->architecture();
+  qkv_heads_ = arch.has(ArchRole::Bq) || arch.has(ArchRole::QNorm) || hp_.rope_layout != RopeLayout::Adjacent;
+  geglu_ = arch.ffn_activation == FfnActivation::GeluTanh;
   Tuning& tu = tune_;
   tu = Tuning{};
   const std::string& sg = sw.text("subgroup_reduce");
@@ -410,6 +456,12 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   max_ctx_ = options.max_context;
   if (hp_.n_ctx_train) max_ctx_ = std::min(max_ctx_, hp_.n_ctx_train);
   if (max_ctx_ == 0) throw Error("vulkan backend: max_context is 0");
+  // The RoPE table holds LongRope's short factors only, which serve up to original_context.
+  if (hp_.rope_scaling.type == RopeScalingType::LongRope && max_ctx_ > hp_.rope_scaling.original_context)
+    throw Error("vulkan backend: " + model_->source() + ": LongRope's long factors are not implemented, and its short " +
+                "ones serve " + std::to_string(hp_.rope_scaling.original_context) + " positions, not " +
+                std::to_string(max_ctx_) + "; lower max_context (--ctx) to at most " +
+                std::to_string(hp_.rope_scaling.original_context));
   tu.ubatch = std::min(tu.ubatch, max_ctx_);
   if (hp_.head_dim > 512 || hp_.head_dim % 4 || hp_.rope_dim % 2 || hp_.rope_dim > hp_.head_dim)
     throw Error(model_->source() + ": head_dim " + std::to_string(hp_.head_dim) + " / rope_dim " +
@@ -454,12 +506,34 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
     const std::string p = "blk." + std::to_string(i) + ".";
     d.attn_norm = upload_f32_vector(*w.attn_norm, p + "attn_norm");
     d.ffn_norm = upload_f32_vector(*w.ffn_norm, p + "ffn_norm");
-    d.q = upload_matrix(d.wq, *w.wq, nullptr, p + "attn_q");
-    d.k = upload_matrix(d.wk, *w.wk, nullptr, p + "attn_k");
-    d.v = upload_matrix(d.wv, *w.wv, nullptr, p + "attn_v");
+    if (w.wqkv) {
+      // fused qkv (phi3): q, k and v rows go up as three matrices
+      std::vector<uint8_t> plain;
+      const TensorView qkv = plain_blocks(*w.wqkv, plain);
+      const int64_t Q = hp_.q_dim(), KV = hp_.kv_dim();
+      d.q = upload_matrix(d.wq, row_range(qkv, 0, Q, model_->source()), nullptr, p + "attn_qkv (q)");
+      d.k = upload_matrix(d.wk, row_range(qkv, Q, KV, model_->source()), nullptr, p + "attn_qkv (k)");
+      d.v = upload_matrix(d.wv, row_range(qkv, Q + KV, KV, model_->source()), nullptr, p + "attn_qkv (v)");
+    } else {
+      d.q = upload_matrix(d.wq, *w.wq, nullptr, p + "attn_q");
+      d.k = upload_matrix(d.wk, *w.wk, nullptr, p + "attn_k");
+      d.v = upload_matrix(d.wv, *w.wv, nullptr, p + "attn_v");
+    }
     d.o = upload_matrix(d.wo, *w.wo, nullptr, p + "attn_output");
-    d.gu = upload_matrix(d.gate_up, *w.w_gate, w.w_up, p + "ffn_gate+ffn_up");
+    if (w.w_gate_up) {
+      // fused gate_up (phi3): its gate rows and up rows are the pair the SwiGLU GEMV reads
+      std::vector<uint8_t> plain;
+      const TensorView gu = plain_blocks(*w.w_gate_up, plain);
+      const TensorView up = row_range(gu, hp_.n_ff, hp_.n_ff, model_->source());
+      d.gu = upload_matrix(d.gate_up, row_range(gu, 0, hp_.n_ff, model_->source()), &up, p + "ffn_up (gate+up)");
+    } else {
+      d.gu = upload_matrix(d.gate_up, *w.w_gate, w.w_up, p + "ffn_gate+ffn_up");
+    }
     d.dn = upload_matrix(d.down, *w.w_down, nullptr, p + "ffn_down");
+    if (w.bq) d.qkv_bias = upload_f32_vectors({w.bq, w.bk, w.bv}, p + "attn_q/k/v.bias");
+    if (w.q_norm) d.qk_norm = upload_f32_vectors({w.q_norm, w.k_norm}, p + "attn_q/k_norm");
+    if (w.post_attn_norm) d.post_attn_norm = upload_f32_vector(*w.post_attn_norm, p + "post_attention_norm");
+    if (w.post_ffn_norm) d.post_ffn_norm = upload_f32_vector(*w.post_ffn_norm, p + "post_ffw_norm");
     const uint64_t kvb = static_cast<uint64_t>(max_ctx_) * hp_.kv_dim() * 4;
     d.kc = ctx_->create_buffer(kvb, false, p + "K cache");
     d.vc = ctx_->create_buffer(kvb, false, p + "V cache");
@@ -494,7 +568,15 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
     mm_arrived_ = ctx_->create_buffer(4ull * kMmRegions * mm_tiles_, false, "prefill split-K arrivals");
   }
   host_logits_.assign(hp_.n_vocab, 0.0f);
-  build_rope_table();
+  rope_ = build_rope_table(hp_, "RoPE table");
+  if (hp_.rope_base_local > 0.0f) {
+    // Local layers with their own base rotate unscaled (gemma3), as the CPU backend's do.
+    HParams local = hp_;
+    local.rope_base = hp_.rope_base_local;
+    local.rope_scaling = {};
+    local.rope_freq_factors.clear();
+    rope_local_ = build_rope_table(local, "local layers' RoPE table");
+  }
   ctx_->destroy(staging_);
   if (ctx_->timestamp_bits) {
     VkQueryPoolCreateInfo qi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
@@ -513,9 +595,13 @@ void VulkanBackend::load(std::shared_ptr<const Model> model, const BackendOption
   // Prefill pipelines too (for every chunk length's tile), so that a warm start compiles nothing later.
   for (uint32_t n : tu.stepwise ? std::vector<uint32_t>{} : std::vector<uint32_t>{32u, 64u})
     for (const DeviceLayer& l : layers_)
-      for (const DeviceMatrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gu, &l.dn}) mm_pipe(m->dtype, mm_tile(n));
-  if (!tu.stepwise) attn_prefill_pipe();
-  for (const char* s : {"rmsnorm", "silu_mul"}) simple_pipe(s);
+      for (const DeviceMatrix* m : {&l.q, &l.k, &l.v, &l.o, &l.gu, &l.dn}) mm_pipe(m->dtype, mm_tile(n), m == &l.gu && geglu_);
+  if (!tu.stepwise)
+    for (uint32_t li = 0; li < hp_.n_layer; ++li) attn_prefill_pipe(layer_window(li));
+  simple_pipe("rmsnorm");
+  glu_pipe();
+  if (qkv_heads_) simple_pipe("qkv_heads");
+  if (model_->architecture().has(ArchRole::PostAttnNorm)) simple_pipe("rmsnorm_add");
   rec_prefill_ = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 16 + 16);
   cmd_prefill_ = ctx_->allocate_command_buffer();
   report_.pipelines_ms = pipes_->create_ms() - pipes_before;
@@ -569,21 +655,23 @@ VkPipeline VulkanBackend::mv_pipe(const DeviceMatrix& m, uint32_t epi, bool fuse
   const uint32_t rows = mv_rows(m, epi);
   const uint32_t tpr = mv_tpr(m, epi);
   const std::string sg = std::string(tune_.subgroups ? "_sg" : "") + (overlap ? "_ov" : "");
+  const bool geglu = epi == EPI_SWIGLU && geglu_;
   if (mv_wide_fits(m, epi, x_off)) {
     const uint32_t rpg = std::min(tune_.rows_per_group, rows);
-    return pipes_->get("mv_wide_" + *dtype_suffix(m.dtype) + sg,
-                       {{0, rows / rpg * tpr}, {1, rows}, {2, m.K}, {3, tpr}, {4, epi},
-                        {5, fuse_norm ? 1u : 0u}, {7, 1}, {8, tune_.units_in_flight}, {9, rpg},
-                        {10, tune_.mantissa ? 1u : 0u}},
-                       tune_.subgroups);
+    std::vector<std::pair<uint32_t, uint32_t>> spec = {{0, rows / rpg * tpr}, {1, rows}, {2, m.K}, {3, tpr}, {4, epi},
+                                                       {5, fuse_norm ? 1u : 0u}, {7, 1}, {8, tune_.units_in_flight},
+                                                       {9, rpg}, {10, tune_.mantissa ? 1u : 0u}};
+    if (geglu) spec.push_back({11, 1});
+    return pipes_->get("mv_wide_" + *dtype_suffix(m.dtype) + sg, spec, tune_.subgroups);
   }
   const uint32_t wg = rows * tpr;
   const uint64_t fixed = 4ull * (2 * wg + 2 * rows) + 64;
   const uint32_t xs = 4ull * m.K + fixed <= ctx_->props.limits.maxComputeSharedMemorySize ? m.K : 1;
   const std::string name = "mv_" + *dtype_suffix(m.dtype) + sg;
-  return pipes_->get(name,
-                     {{0, wg}, {1, rows}, {2, m.K}, {3, tpr}, {4, epi}, {5, fuse_norm ? 1u : 0u}, {6, xs}, {7, 1}},
-                     tune_.subgroups);
+  std::vector<std::pair<uint32_t, uint32_t>> spec = {{0, wg}, {1, rows}, {2, m.K}, {3, tpr}, {4, epi},
+                                                     {5, fuse_norm ? 1u : 0u}, {6, xs}, {7, 1}};
+  if (geglu) spec.push_back({11, 1});
+  return pipes_->get(name, spec, tune_.subgroups);
 }
 
 VulkanBackend::MmTile VulkanBackend::mm_tile(uint32_t n) const {
@@ -603,24 +691,37 @@ VulkanBackend::MmTile VulkanBackend::mm_tile(uint32_t n) const {
   return t;
 }
 
-VkPipeline VulkanBackend::mm_pipe(DType dtype, MmTile t) {
+VkPipeline VulkanBackend::mm_pipe(DType dtype, MmTile t, bool geglu) {
   const char* variant = tune_.mm_coopmat ? "_cm" : tune_.mm_f16 ? "_f16" : "";
-  return pipes_->get("mm_" + *dtype_suffix(dtype) + variant, {{0, t.rows / 8 * (t.tokens / 4)}, {1, t.rows}, {3, t.tokens}},
+  std::vector<std::pair<uint32_t, uint32_t>> spec = {{0, t.rows / 8 * (t.tokens / 4)}, {1, t.rows}, {3, t.tokens}};
+  if (geglu) spec.push_back({4, 1});
+  return pipes_->get("mm_" + *dtype_suffix(dtype) + variant, spec,
                      tune_.mm_coopmat);  // whole subgroups: each multiplies its own block
 }
 
-VkPipeline VulkanBackend::attn_prefill_pipe() {
-  return pipes_->get("attn_prefill", {{0, tune_.pa_rows * 8}, {1, tune_.pa_rows}, {2, hp_.head_dim}, {3, tune_.pa_keys}});
+VkPipeline VulkanBackend::glu_pipe() {
+  return geglu_ ? pipes_->get("silu_mul", {{0, 1}}) : simple_pipe("silu_mul");
+}
+
+VkPipeline VulkanBackend::attn_prefill_pipe(uint32_t window) {
+  std::vector<std::pair<uint32_t, uint32_t>> spec = {{0, tune_.pa_rows * 8}, {1, tune_.pa_rows}, {2, hp_.head_dim},
+                                                     {3, tune_.pa_keys}};
+  if (window) spec.push_back({4, window});
+  if (hp_.attn_softcap > 0.0f) spec.push_back({5, float_bits(hp_.attn_softcap)});
+  return pipes_->get("attn_prefill", spec);
 }
 
 VkPipeline VulkanBackend::embed_pipe() { return pipes_->get("embed_" + *dtype_suffix(embd_m_.dtype), {{2, embd_m_.K}}); }
 
-VkPipeline VulkanBackend::attn_pipe(bool overlap, uint32_t splits) {
-  return pipes_->get(std::string(tune_.subgroups ? "attn_sg" : "attn") + (overlap ? "_ov" : ""),
-                     {{0, 128}, {2, hp_.head_dim}, {3, splits},
-                      {4, tune_.attn_value_batch}},
-                     tune_.subgroups);
+VkPipeline VulkanBackend::attn_pipe(bool overlap, uint32_t splits, uint32_t window) {
+  std::vector<std::pair<uint32_t, uint32_t>> spec = {{0, 128}, {2, hp_.head_dim}, {3, splits},
+                                                     {4, tune_.attn_value_batch}};
+  if (window) spec.push_back({5, window});
+  if (hp_.attn_softcap > 0.0f) spec.push_back({6, float_bits(hp_.attn_softcap)});
+  return pipes_->get(std::string(tune_.subgroups ? "attn_sg" : "attn") + (overlap ? "_ov" : ""), spec, tune_.subgroups);
 }
+
+uint32_t VulkanBackend::layer_window(uint32_t layer) const { return hp_.layer_is_local(layer) ? hp_.sliding_window : 0; }
 
 VkPipeline VulkanBackend::simple_pipe(const char* name) { return pipes_->get(name, {}); }
 
@@ -652,10 +753,35 @@ void VulkanBackend::rec_logits(vk::Recorder& r, StageChain& ch, VkBuffer x, uint
   r.mark("argmax", OpGroup::Sample, -1);
 }
 
+void VulkanBackend::rec_qkv_heads(vk::Recorder& r, uint32_t layer, uint32_t n, uint32_t pos0, bool decode) {
+  const DeviceLayer& l = layers_[layer];
+  const VkBuffer rope = rope_local_.buf && hp_.layer_is_local(layer) ? rope_local_.buf : rope_.buf;
+  const bool bias = l.qkv_bias.buf != VK_NULL_HANDLE, norm = l.qk_norm.buf != VK_NULL_HANDLE;
+  const uint32_t flags = (bias ? kHeadsBias : 0) | (norm ? kHeadsNorm : 0) |
+                         (hp_.rope_layout == RopeLayout::Halves ? kHeadsHalves : 0) | (decode ? kHeadsStepPos : 0);
+  QkvHeadsPC pc{hp_.head_dim, hp_.rope_dim, hp_.n_head, hp_.n_head_kv, pos0, flags, hp_.rms_eps};
+  // v's heads only carry a bias; without one they are left alone.
+  const uint32_t heads = hp_.n_head + hp_.n_head_kv * (bias ? 2 : 1);
+  r.dispatch(simple_pipe("qkv_heads"),
+             {{0, q_.buf}, {1, l.kc.buf}, {2, l.vc.buf}, {3, l.qkv_bias.buf}, {4, step_.buf}, {5, rope},
+              {6, l.qk_norm.buf}},
+             pc, heads, n);
+}
+
+void VulkanBackend::rec_post_norm(vk::Recorder& r, const vk::Buffer& w, uint32_t n) {
+  RmsPC pc{hp_.n_embd, hp_.rms_eps};
+  r.dispatch(simple_pipe("rmsnorm_add"), {{1, xn_.buf}, {2, w.buf}, {3, x_.buf}}, pc, n);
+}
+
+void VulkanBackend::final_softcap() {
+  if (hp_.final_softcap > 0.0f)
+    for (float& x : host_logits_) x = hp_.final_softcap * std::tanh(x / hp_.final_softcap);
+}
+
 VulkanBackend::DecodeProgram& VulkanBackend::decode_program(bool timed, bool logits, bool long_ctx) {
   DecodeProgram& p = decode_[(timed ? 4 : 0) + (logits ? 2 : 0) + (long_ctx ? 1 : 0)];
   if (!p.rec) {
-    p.rec = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 12 + 16);
+    p.rec = std::make_unique<vk::Recorder>(*ctx_, *pipes_, dummy_.buf, hp_.n_layer * 16 + 16);
     p.cmd = ctx_->allocate_command_buffer();
     record_decode(*p.rec, p.cmd, logits, timed ? queries_ : VK_NULL_HANDLE, long_ctx ? tune_.attn_splits : 1);
   }
@@ -673,7 +799,7 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
   // Both ordered before their first use by the barrier after embed.
   if (ch.on) r.fill_zero(flags_.buf);
   if (attn_splits > 1) r.fill_zero(attn_arrived_.buf);
-  EmbedPC epc{embd_m_.base, embd_m_.nb, 0, hp_.n_vocab};
+  EmbedPC epc{embd_m_.base, embd_m_.nb, 0, hp_.n_vocab, embd_scale()};
   const uint32_t units = is_float(embd_m_.dtype) ? embd_m_.K : embd_m_.K / 32;
   r.dispatch(embed_pipe(), {{0, embd_m_.buf->buf}, {3, x_.buf}, {4, step_.buf}}, epc, div_up(units, 64));
   ch.hard(r);
@@ -691,22 +817,42 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
     }
     // Q, K, V: independent dispatches with no barrier between them; RoPE and the KV-cache
     // write happen in their epilogues.
-    rec_mv(r, ch, l.q, EPI_ROPE, fn, xin, 0, l.attn_norm.buf, q_.buf, 0);
-    rec_mv(r, ch, l.k, EPI_ROPE, fn, xin, 0, l.attn_norm.buf, l.kc.buf, kvd);
+    const uint32_t qk_epi = qkv_heads_ ? EPI_STORE : EPI_ROPE;
+    rec_mv(r, ch, l.q, qk_epi, fn, xin, 0, l.attn_norm.buf, q_.buf, 0);
+    rec_mv(r, ch, l.k, qk_epi, fn, xin, 0, l.attn_norm.buf, l.kc.buf, kvd);
     rec_mv(r, ch, l.v, EPI_STORE, fn, xin, 0, l.attn_norm.buf, l.vc.buf, kvd);
-    ch.next(r);
-    r.mark("qkv", OpGroup::Attn, L);
-    AttnPC apc{hp_.head_dim, hp_.n_head / hp_.n_head_kv, kvd, hp_.q_dim(), 0, 1.0f / std::sqrt(float(hp_.head_dim)),
+    if (qkv_heads_) {
+      // Real barriers around it (overlap too): it takes no part in the stage flags.
+      ch.hard(r);
+      r.mark("qkv", OpGroup::Attn, L);
+      rec_qkv_heads(r, li, 1, 0, true);
+      ch.hard(r);
+      r.mark("qkv_heads", OpGroup::Attn, L);
+    } else {
+      ch.next(r);
+      r.mark("qkv", OpGroup::Attn, L);
+    }
+    AttnPC apc{hp_.head_dim, hp_.n_head / hp_.n_head_kv, kvd, hp_.q_dim(), 0, hp_.attn_scale(),
                ch.take(hp_.n_head * attn_splits)};
-    r.dispatch(attn_pipe(ch.on, attn_splits),
+    r.dispatch(attn_pipe(ch.on, attn_splits, layer_window(li)),
                {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}, {4, step_.buf}, {5, attn_partial_.buf},
                 {6, attn_arrived_.buf}, {7, flags_.buf}},
                apc, hp_.n_head * attn_splits);
     ch.next(r);
     r.mark("sdpa", OpGroup::Attn, L);
-    rec_mv(r, ch, l.o, EPI_ADD, false, att_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
-    ch.next(r);
-    r.mark("o", OpGroup::Attn, L);
+    if (!l.post_attn_norm.buf) {
+      rec_mv(r, ch, l.o, EPI_ADD, false, att_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
+      ch.next(r);
+      r.mark("o", OpGroup::Attn, L);
+    } else {
+      // post-attention rmsnorm before the residual add (gemma), between real barriers
+      rec_mv(r, ch, l.o, EPI_STORE, false, att_.buf, 0, VK_NULL_HANDLE, xn_.buf, 0);
+      ch.hard(r);
+      r.mark("o", OpGroup::Attn, L);
+      rec_post_norm(r, l.post_attn_norm, 1);
+      ch.hard(r);
+      r.mark("post_attn_norm", OpGroup::Rms, L);
+    }
     xin = x_.buf;
     if (!fn) {
       RmsPC pc{hp_.n_embd, hp_.rms_eps};
@@ -724,13 +870,23 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
       rec_mv(r, ch, up, EPI_STORE, fn, xin, 0, l.ffn_norm.buf, up_.buf, 0);
       ch.next(r);
       CountPC pc{hp_.n_ff};
-      r.dispatch(simple_pipe("silu_mul"), {{2, up_.buf}, {3, g_.buf}}, pc, div_up(hp_.n_ff, 256));
+      r.dispatch(glu_pipe(), {{2, up_.buf}, {3, g_.buf}}, pc, div_up(hp_.n_ff, 256));
     }
     ch.next(r);
     r.mark("gate_up", OpGroup::Ffn, L);
-    rec_mv(r, ch, l.dn, EPI_ADD, false, g_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
-    ch.next(r);
-    r.mark("down", OpGroup::Ffn, L);
+    if (!l.post_ffn_norm.buf) {
+      rec_mv(r, ch, l.dn, EPI_ADD, false, g_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
+      ch.next(r);
+      r.mark("down", OpGroup::Ffn, L);
+    } else {
+      // post-FFN rmsnorm before the residual add (gemma)
+      rec_mv(r, ch, l.dn, EPI_STORE, false, g_.buf, 0, VK_NULL_HANDLE, xn_.buf, 0);
+      ch.hard(r);
+      r.mark("down", OpGroup::Ffn, L);
+      rec_post_norm(r, l.post_ffn_norm, 1);
+      ch.hard(r);
+      r.mark("post_ffn_norm", OpGroup::Rms, L);
+    }
   }
   rec_logits(r, ch, x_.buf, 0);
   if (copy_logits) {
@@ -747,7 +903,7 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
   r.begin(cmd, queries);
   const uint32_t E = hp_.n_embd, kvd = hp_.kv_dim(), qd = hp_.q_dim();
   if (mm_arrived_.buf) r.fill_zero(mm_arrived_.buf);  // ordered before the GEMMs by the barrier after embed
-  EmbedPC epc{embd_m_.base, embd_m_.nb, kStepWords, hp_.n_vocab};
+  EmbedPC epc{embd_m_.base, embd_m_.nb, kStepWords, hp_.n_vocab, embd_scale()};
   const uint32_t units = is_float(embd_m_.dtype) ? embd_m_.K : embd_m_.K / 32;
   r.dispatch(embed_pipe(), {{0, embd_m_.buf->buf}, {3, x_.buf}, {4, step_.buf}}, epc, div_up(units, 64), n);
   r.barrier();
@@ -767,7 +923,7 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
     }
     MmPC pc{M, n, m.base, m.base2, m.nb, ldy, y_row0, pos0, hp_.head_dim, hp_.rope_dim, m.K, epi, splits,
             static_cast<uint32_t>(region * mm_part_floats_), region * mm_tiles_};
-    r.dispatch(mm_pipe(m.dtype, tile),
+    r.dispatch(mm_pipe(m.dtype, tile, epi == EPI_SWIGLU && geglu_),
                {{0, m.buf->buf}, {1, x}, {3, y}, {5, rope_.buf}, {6, mm_part_.buf}, {7, mm_arrived_.buf}}, pc, gx, gy,
                splits);
   };
@@ -779,29 +935,45 @@ void VulkanBackend::record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, u
     r.barrier();
     r.mark("rms_attn", OpGroup::Rms, L);
     // RoPE in the epilogues; K and V go straight into the cache at positions pos0 + t.
-    mm(l.q, EPI_ROPE, xn_.buf, q_.buf, qd, 0, 0);
-    mm(l.k, EPI_ROPE, xn_.buf, l.kc.buf, kvd, pos0, 1);
+    const uint32_t qk_epi = qkv_heads_ ? EPI_STORE : EPI_ROPE;
+    mm(l.q, qk_epi, xn_.buf, q_.buf, qd, 0, 0);
+    mm(l.k, qk_epi, xn_.buf, l.kc.buf, kvd, pos0, 1);
     mm(l.v, EPI_STORE, xn_.buf, l.vc.buf, kvd, pos0, 2);
     r.barrier();
     r.mark("qkv", OpGroup::Attn, L);
+    if (qkv_heads_) {
+      rec_qkv_heads(r, li, n, pos0, false);
+      r.barrier();
+      r.mark("qkv_heads", OpGroup::Attn, L);
+    }
     const uint32_t group = hp_.n_head / hp_.n_head_kv;
-    AttnPrefillPC apc{n, group, kvd, qd, pos0, 1.0f / std::sqrt(float(hp_.head_dim))};
-    r.dispatch(attn_prefill_pipe(), {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}}, apc, hp_.n_head_kv,
+    AttnPrefillPC apc{n, group, kvd, qd, pos0, hp_.attn_scale()};
+    r.dispatch(attn_prefill_pipe(layer_window(li)), {{0, l.kc.buf}, {1, q_.buf}, {2, l.vc.buf}, {3, att_.buf}}, apc, hp_.n_head_kv,
                div_up(uint64_t(n) * group, tune_.pa_rows));
     r.barrier();
     r.mark("sdpa", OpGroup::Attn, L);
-    mm(l.o, EPI_ADD, att_.buf, x_.buf, E, 0, 0);
+    mm(l.o, l.post_attn_norm.buf ? EPI_STORE : EPI_ADD, att_.buf, l.post_attn_norm.buf ? xn_.buf : x_.buf, E, 0, 0);
     r.barrier();
     r.mark("o", OpGroup::Attn, L);
+    if (l.post_attn_norm.buf) {
+      rec_post_norm(r, l.post_attn_norm, n);
+      r.barrier();
+      r.mark("post_attn_norm", OpGroup::Rms, L);
+    }
     r.dispatch(simple_pipe("rmsnorm"), {{1, x_.buf}, {2, l.ffn_norm.buf}, {3, xn_.buf}}, rpc, n);
     r.barrier();
     r.mark("rms_ffn", OpGroup::Rms, L);
     mm(l.gu, EPI_SWIGLU, xn_.buf, g_.buf, hp_.n_ff, 0, 0);
     r.barrier();
     r.mark("gate_up", OpGroup::Ffn, L);
-    mm(l.dn, EPI_ADD, g_.buf, x_.buf, E, 0, 0);
+    mm(l.dn, l.post_ffn_norm.buf ? EPI_STORE : EPI_ADD, g_.buf, l.post_ffn_norm.buf ? xn_.buf : x_.buf, E, 0, 0);
     r.barrier();
     r.mark("down", OpGroup::Ffn, L);
+    if (l.post_ffn_norm.buf) {
+      rec_post_norm(r, l.post_ffn_norm, n);
+      r.barrier();
+      r.mark("post_ffn_norm", OpGroup::Rms, L);
+    }
   }
   if (last) {
     StageChain barriers;
@@ -865,7 +1037,10 @@ int32_t VulkanBackend::run_decode(int32_t token, int32_t pos, bool want_logits, 
     throw DeviceError("Vulkan (overlap=1): a decode dispatch waited too long for the one before it; this device "
                       "does not start dispatches in order, so run it with overlap=0");
   if (rec) emit_spans(*rec, prefill_step, pos);
-  if (want_logits) std::memcpy(host_logits_.data(), readback_.mapped, 4ull * hp_.n_vocab);
+  if (want_logits) {
+    std::memcpy(host_logits_.data(), readback_.mapped, 4ull * hp_.n_vocab);
+    final_softcap();
+  }
   logits_fresh_ = want_logits;
   return static_cast<int32_t>(s[2]);
 }
@@ -894,6 +1069,7 @@ std::span<const float> VulkanBackend::logits() {
     }
     ctx_->free_command_buffer(cmd);
     std::memcpy(host_logits_.data(), readback_.mapped, 4ull * hp_.n_vocab);
+    final_softcap();
     logits_fresh_ = true;
   }
   return host_logits_;

@@ -1,5 +1,6 @@
 #pragma once
 // Internals of the Vulkan backend (shared by vulkan_backend.cpp and vulkan_passport.cpp).
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,6 +23,8 @@ struct DeviceMatrix {
 
 struct DeviceLayer {
   vk::Buffer attn_norm, ffn_norm, wq, wk, wv, wo, gate_up, down, kc, vc;
+  vk::Buffer qkv_bias, qk_norm;  // bq|bk|bv and q_norm|k_norm end to end, where the model has them
+  vk::Buffer post_attn_norm, post_ffn_norm;  // gemma
   DeviceMatrix q, k, v, o, gu, dn;
 };
 
@@ -89,6 +92,8 @@ class VulkanBackend final : public Backend {
   std::string name() const override { return "vulkan"; }
   Passport passport() override;
   std::vector<SwitchInfo> switches() const override;
+  bool runs_architecture(std::string_view arch) const override;
+  bool runs_sliding_window() const override { return true; }
   void load(std::shared_ptr<const Model> model, const BackendOptions& options) override;
   uint32_t max_context() const override { return max_ctx_; }
   int32_t prefill(std::span<const int32_t> tokens, int32_t pos) override;
@@ -104,10 +109,12 @@ class VulkanBackend final : public Backend {
  private:
   void ensure_context(const std::string& device_spec);
   void release_model();
-  vk::Buffer upload_f32_vector(const TensorView& t, const std::string& what);
+  vk::Buffer upload_f32_vector(const TensorView& t, const std::string& what) { return upload_f32_vectors({&t}, what); }
+  vk::Buffer upload_f32_vectors(std::initializer_list<const TensorView*> parts, const std::string& what);  // end to end
   DeviceMatrix upload_matrix(vk::Buffer& dst, const TensorView& a, const TensorView* b, const std::string& what);
   void copy_to_device(const vk::Buffer& dst, uint64_t dst_off, const uint8_t* src, uint64_t bytes);
-  void build_rope_table();
+  // cos, sin of every position and rotated pair, times LongRope's attention factor.
+  vk::Buffer build_rope_table(const HParams& hp, const char* what);
 
   // Pipelines by role.
   uint32_t base_rows(uint32_t epi) const;  // rows per workgroup of a decode GEMV with this epilogue ...
@@ -120,10 +127,13 @@ class VulkanBackend final : public Backend {
     uint32_t rows, tokens;  // per workgroup
   };
   MmTile mm_tile(uint32_t n) const;  // the prefill GEMM's tile for a chunk of n tokens
-  VkPipeline mm_pipe(DType dtype, MmTile t);
-  VkPipeline attn_prefill_pipe();
+  VkPipeline mm_pipe(DType dtype, MmTile t, bool geglu = false);
+  VkPipeline glu_pipe();  // silu_mul.comp, or its GeGLU form
+  // A window > 0: a local layer's attention (sliding_window), 0: the whole context.
+  uint32_t layer_window(uint32_t layer) const;
+  VkPipeline attn_prefill_pipe(uint32_t window);
   VkPipeline embed_pipe();
-  VkPipeline attn_pipe(bool overlap, uint32_t splits);  // decode attention
+  VkPipeline attn_pipe(bool overlap, uint32_t splits, uint32_t window);  // decode attention
   VkPipeline simple_pipe(const char* name);
 
   // Recording.
@@ -139,6 +149,13 @@ class VulkanBackend final : public Backend {
   void record_prefill_chunk(vk::Recorder& r, VkCommandBuffer cmd, uint32_t n, uint32_t pos0, bool last,
                             VkQueryPool queries);
   void rec_logits(vk::Recorder& r, StageChain& ch, VkBuffer x, uint32_t x_off);
+  // qkv_heads.comp over the q/k/v products of n tokens (decode: the step's position).
+  void rec_qkv_heads(vk::Recorder& r, uint32_t layer, uint32_t n, uint32_t pos0, bool decode);
+  // gemma's post-norm: x_ += rmsnorm(xn_) * w for n tokens.
+  void rec_post_norm(vk::Recorder& r, const vk::Buffer& w, uint32_t n);
+  void final_softcap();  // gemma2: host_logits_ -> cap tanh(logit / cap), which keeps the argmax
+  // gemma scales the token embedding by sqrt(n_embd).
+  float embd_scale() const { return model_->architecture().embd_scaled ? std::sqrt(static_cast<float>(hp_.n_embd)) : 1.0f; }
   int32_t run_decode(int32_t token, int32_t pos, bool want_logits, bool prefill_step = false);
   int32_t prefill_batched(std::span<const int32_t> tokens, int32_t pos);
   void emit_spans(const vk::Recorder& r, bool prefill, int32_t step);
@@ -153,11 +170,16 @@ class VulkanBackend final : public Backend {
   std::shared_ptr<const Model> model_;
   HParams hp_;
   Tuning tune_;
+  // The model needs steps the GEMV's RoPE epilogue cannot do (qkv bias, q/k norm, RoPE over
+  // halves): its q and k products are stored plain and qkv_heads.comp finishes them.
+  bool qkv_heads_ = false;
+  bool geglu_ = false;  // the FFN's gate is GELU (gemma), else silu
   uint32_t max_ctx_ = 0;
   vk::Buffer dummy_, staging_, embd_, out_norm_, output_;
   DeviceMatrix embd_m_, output_m_;
   std::vector<DeviceLayer> layers_;
   vk::Buffer x_, xn_, q_, att_, g_, up_, logits_, part_, rope_, step_, readback_, flags_;
+  vk::Buffer rope_local_;  // local layers' RoPE table where they have their own base (gemma3)
   vk::Buffer attn_partial_, attn_arrived_;  // attn_splits > 1
   // Prefill GEMM split-K scratch: kMmRegions regions (the concurrent q, k, v GEMMs) of
   // mm_part_floats_ partial sums and mm_tiles_ arrival counters each.

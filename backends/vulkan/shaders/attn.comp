@@ -10,12 +10,15 @@
 // SPLITS > 1: SPLITS workgroups share a head's positions (flash-decoding); each leaves
 // its running max, sum and unnormalised output in `partial`, and the last to arrive (counted in
 // `arrived`, which it resets) merges them, so long contexts need no second dispatch.
+// WINDOW > 0 (a local layer of a sliding-window model): only the last WINDOW positions.
 #include "common.glsl"
 #include "overlap.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 2) const uint HD = 128;  // head_dim, a multiple of 4 up to 4 * WG
 layout(constant_id = 3) const uint SPLITS = 1;
 layout(constant_id = 4) const uint VB = 4;  // positions whose value loads a group issues at once
+layout(constant_id = 5) const uint WINDOW = 0;
+layout(constant_id = 6) const float SOFTCAP = 0.0;  // > 0: scores -> SOFTCAP tanh(score / SOFTCAP) (gemma2)
 layout(std430, binding = 0) ACT readonly buffer BK { vec4 kc[]; };
 layout(std430, binding = 1) ACT readonly buffer BQ { vec4 q[]; };
 layout(std430, binding = 2) ACT readonly buffer BV { vec4 vc[]; };
@@ -41,8 +44,9 @@ void main() {
   uint tid = gl_LocalInvocationID.x;
   uint h = gl_WorkGroupID.x / SPLITS, sp = gl_WorkGroupID.x % SPLITS;
   uint pos = step[1];
-  uint per = (pos + SPLITS) / SPLITS;  // positions per split, of pos + 1
-  uint t0 = min(pos + 1u, sp * per), T = min(pos + 1u, t0 + per);
+  uint lo = WINDOW > 0u && pos + 1u > WINDOW ? pos + 1u - WINDOW : 0u;  // the first position attended
+  uint per = (pos - lo + SPLITS) / SPLITS;  // positions per split, of pos + 1 - lo
+  uint t0 = min(pos + 1u, lo + sp * per), T = min(pos + 1u, t0 + per);
   ov_wait(pc.ov_wait, pc.ov_target);
   uint row4 = pc.kv_dim / 4u, kvo4 = (h / pc.group) * D4;
   if (tid < D4) qsh[tid] = q[h * D4 + tid] * pc.scale;
@@ -59,6 +63,7 @@ void main() {
       [[unroll]] for (uint i = 0u; i < D4; ++i) k[i] = kc[kb + i];
       s = 0.0;
       [[unroll]] for (uint i = 0u; i < D4; ++i) s += dot(qsh[i], k[i]);
+      if (SOFTCAP > 0.0) s = SOFTCAP * tanh(s / SOFTCAP);
     }
     float mn = max(m, wg_max(s));
     float alpha = exp(m - mn);

@@ -5,11 +5,15 @@
 // tile it stages in shared memory serves every query head of the group and ROWS / group
 // tokens. Keys go BKV at a time with an online softmax per row. TPR threads share a row: each
 // scores every TPR-th key of the tile and owns every TPR-th 16-byte slice of the output.
+// WINDOW > 0 (a local layer of a sliding-window model): a query sees only the last WINDOW
+// positions, its own included.
 #include "common.glsl"
 layout(local_size_x_id = 0) in;  // ROWS x TPR
 layout(constant_id = 1) const uint ROWS = 16;
 layout(constant_id = 2) const uint HD = 128;  // head_dim, a multiple of 4
 layout(constant_id = 3) const uint BKV = 16;
+layout(constant_id = 4) const uint WINDOW = 0;
+layout(constant_id = 5) const float SOFTCAP = 0.0;  // > 0: scores -> SOFTCAP tanh(score / SOFTCAP) (gemma2)
 layout(std430, binding = 0) readonly buffer BK { vec4 kc[]; };
 layout(std430, binding = 1) readonly buffer BQ { vec4 q[]; };  // RoPE'd queries [N][q_dim]
 layout(std430, binding = 2) readonly buffer BV { vec4 vc[]; };
@@ -39,10 +43,12 @@ void main() {
   uint n = (gl_WorkGroupID.y * ROWS + r) / pc.group;
   uint pos = pc.pos0 + row_token(r);
   uint end = pc.pos0 + row_token(ROWS - 1u) + 1u;  // positions this workgroup reads
+  uint first = pc.pos0 + row_token(0u);
+  uint lo = WINDOW > 0u && first + 1u > WINDOW ? first + 1u - WINDOW : 0u;  // ... from the first row's window on
   float m = -1.0 / 0.0, l = 0.0;
   vec4 acc[SL];
   [[unroll]] for (uint c = 0u; c < SL; ++c) acc[c] = vec4(0.0);
-  for (uint c0 = 0u; c0 < end; c0 += BKV) {
+  for (uint c0 = lo; c0 < end; c0 += BKV) {
     uint cnt = min(BKV, end - c0);
     barrier();  // the previous tile's readers are done
     for (uint i = tid; i < BKV * D4; i += WG) {
@@ -54,21 +60,23 @@ void main() {
     barrier();
     for (uint j = lt; j < BKV; j += TPR) {
       float s = -1.0 / 0.0;
-      if (j < cnt && c0 + j <= pos) {
+      if (j < cnt && c0 + j <= pos && (WINDOW == 0u || c0 + j + WINDOW > pos)) {
         s = 0.0;
         for (uint d4 = 0u; d4 < D4; ++d4) s += dot(qs[r * PD + d4], ks[j * PD + d4]);
+        if (SOFTCAP > 0.0) s = SOFTCAP * tanh(s / SOFTCAP);
       }
       ps[r * BKV + j] = s;
     }
     barrier();
-    // Position 0 is in the first tile, so after it m is finite and no exp sees -inf - -inf.
+    // Without a window position 0 is in the first tile, so after it m is finite and no exp sees
+    // -inf - -inf; with one, a row may see no key of the first tiles, which then count nothing.
     float mx = -1.0 / 0.0;
     for (uint j = 0u; j < cnt; ++j) mx = max(mx, ps[r * BKV + j]);
-    float mn = max(m, mx), alpha = exp(m - mn);
+    float mn = max(m, mx), alpha = WINDOW > 0u && mn == -1.0 / 0.0 ? 1.0 : exp(m - mn);
     l *= alpha;
     [[unroll]] for (uint c = 0u; c < SL; ++c) acc[c] *= alpha;
     for (uint j = 0u; j < cnt; ++j) {
-      float e = exp(ps[r * BKV + j] - mn);
+      float e = WINDOW > 0u && ps[r * BKV + j] == -1.0 / 0.0 ? 0.0 : exp(ps[r * BKV + j] - mn);
       l += e;
       [[unroll]] for (uint c = 0u; c < SL; ++c) {
         uint d4 = lt + TPR * c;

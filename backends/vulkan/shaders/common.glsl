@@ -13,6 +13,13 @@
 #define EPI_SWIGLU 3u
 #define EPI_ARGMAX 4u
 
+// The gated FFN's activation of gate `g` times `u`: SwiGLU's silu, or with `gelu` GeGLU's GELU
+// in its tanh approximation (gemma).
+float glu(float g, float u, bool gelu) {
+  if (gelu) return 0.5 * g * (1.0 + tanh(0.7978845608 * (g + 0.044715 * g * g * g))) * u;
+  return g / (1.0 + exp(-g)) * u;
+}
+
 // Byte `off` of the weight buffer (W must name a uint[] array).
 #define RD_U8(W, off) ((W[(off) >> 2] >> (((off) & 3u) * 8u)) & 0xFFu)
 #define RD_U16(W, off) ((W[(off) >> 2] >> (((off) & 2u) * 8u)) & 0xFFFFu)

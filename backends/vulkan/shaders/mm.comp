@@ -28,6 +28,7 @@
 layout(local_size_x_id = 0) in;  // (BM / 8) x (BN / 4)
 layout(constant_id = 1) const uint BM = 128;
 layout(constant_id = 3) const uint BN = 64;
+layout(constant_id = 4) const bool GEGLU = false;  // EPI_SWIGLU with GELU for silu (gemma)
 layout(std430, binding = 0) readonly buffer BW { uint wq[]; };
 layout(std430, binding = 1) readonly buffer BX { vec4 x4[]; };  // [N][K], K a multiple of 4
 layout(std430, binding = 3) buffer BY { float y[]; };
@@ -242,7 +243,7 @@ void main() {
       [[unroll]] for (uint i = 0u; i < 4u; ++i) {
         uint f = row_base + tr * 4u + i;
         float g = acc[i][j];
-        if (f < pc.M) y[n * pc.ldy + f] = g / (1.0 + exp(-g)) * acc[i + 4u][j];
+        if (f < pc.M) y[n * pc.ldy + f] = glu(g, acc[i + 4u][j], GEGLU);
       }
       continue;
     }

@@ -27,7 +27,7 @@ void mv_epilogue(uint tid, uint row0) {
     if (EPI == EPI_ADD) {
       y[ybase + ro] += v;
     } else if (EPI == EPI_SWIGLU) {
-      y[ybase + ro] = v / (1.0 + exp(-v)) * res2[tid];
+      y[ybase + ro] = glu(v, res2[tid], GEGLU);
     } else {
       y[ybase + ro] = v;
     }

@@ -1,5 +1,5 @@
 // What both decode GEMV kernels (mv.comp, mv_wide.comp) share with the host: specialization
-// constants 0-7, bindings 0-7 and the push constants (MvPC in vulkan_backend.cpp).
+// constants 0-7 and 11, bindings 0-7 and the push constants (MvPC in vulkan_backend.cpp).
 #include "overlap.glsl"
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint ROWS = 4;
@@ -8,6 +8,7 @@ layout(constant_id = 3) const uint TPR = 32;
 layout(constant_id = 4) const uint EPI = 0;
 layout(constant_id = 5) const bool FUSE_NORM = false;
 layout(constant_id = 7) const bool STEP_POS = true;  // position from the step buffer
+layout(constant_id = 11) const bool GEGLU = false;   // EPI_SWIGLU with GELU for silu (gemma)
 
 layout(std430, binding = 0) readonly buffer BW { uint wq[]; };
 layout(std430, binding = 1) ACT readonly buffer BX { float x[]; };
