@@ -16,6 +16,10 @@ set(CMAKE_RC_COMPILER ${_triple}-windres)
 set(CMAKE_CXX_FLAGS_INIT "-D_USE_MATH_DEFINES")
 # One .exe without MinGW's runtime DLLs beside it.
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-static -static-libgcc -static-libstdc++")
+# DLLs too (the fake NVML the GPU-monitor tests load): LoadLibrary would otherwise fail with
+# error 126 for want of libstdc++-6.dll and libgcc_s_seh-1.dll beside them.
+set(CMAKE_SHARED_LINKER_FLAGS_INIT "-static -static-libgcc -static-libstdc++")
+set(CMAKE_MODULE_LINKER_FLAGS_INIT "-static -static-libgcc -static-libstdc++")
 
 set(P64_MINGW_PREFIX "" CACHE PATH "Windows builds of SQLite, PCRE2 and GoogleTest (include/, lib/)")
 set(CMAKE_FIND_ROOT_PATH /usr/${_triple} ${P64_MINGW_PREFIX})

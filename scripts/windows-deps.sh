@@ -16,7 +16,7 @@ DEPS=$(cd "$BUILD/deps" && pwd)
 PREFIX=$DEPS/prefix
 SRC=$DEPS/src
 HOST=x86_64-w64-mingw32
-NICE=${NICE:-nice -n 15}
+NICE=${NICE-nice -n 15}
 JOBS=${JOBS:-2}
 
 # apt's download methods run as the user _apt and write their temporary files under $TMPDIR;
@@ -27,11 +27,15 @@ apt_get() {
 need_packages() {
   local missing=()
   for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-  if ((${#missing[@]})); then
-    apt_get install -y --no-install-recommends "${missing[@]}"
-  fi
+  ((${#missing[@]})) || return 0
+  # A fresh machine's package lists can be missing or stale: update once and try again.
+  export DEBIAN_FRONTEND=noninteractive
+  apt_get install -y --no-install-recommends "${missing[@]}" ||
+    { apt_get update && apt_get install -y --no-install-recommends "${missing[@]}"; }
 }
-need_packages g++-mingw-w64-x86-64 dpkg-dev tcl cmake ninja-build pkgconf googletest \
+# gcc, make and tcl make SQLite's amalgamation on the host; the rest builds and runs the
+# Windows tree and its installer.
+need_packages g++-mingw-w64-x86-64 gcc make dpkg-dev tcl cmake ninja-build pkgconf googletest \
   nlohmann-json3-dev libcli11-dev libvulkan-dev glslc wine64 nsis
 
 # --- the source packages, through apt --------------------------------------------------------

@@ -7,11 +7,16 @@
 # What does not run under wine is listed, with the reason, in tests/CMakeLists.txt
 # (P64_TESTS_NOT_ON_WINDOWS) and below (the not_on_wine filter). docs/windows.md.
 #   scripts/windows-test.sh            BUILD_DIR (build-windows), JOBS (2), NICE (nice -n 15)
+# The installer it tests is left in BUILD_DIR/installer/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD_DIR:-build-windows}
 JOBS=${JOBS:-2}
-NICE=${NICE:-nice -n 15}
+# Builds and tests run niced unless this shell already is (nice -n 15 scripts/windows-test.sh);
+# NICE= turns it off.
+if [[ -z ${NICE+set} ]]; then
+  if (($(nice) >= 15)); then NICE=; else NICE="nice -n 15"; fi
+fi
 export NICE JOBS
 
 scripts/windows-deps.sh "$BUILD"
@@ -31,4 +36,4 @@ $NICE cmake --build "$BUILD" -j"$JOBS" --target p64 p64_engine_tests p64_lab_tes
 
 # Tests that need what wine does not give (each one's reason is beside it in not_on_wine.txt).
 exclude=$(awk '!/^#/ && NF { printf "%s%s", sep, $1; sep = "|" }' tests/windows/not_on_wine.txt)
-ctest --test-dir "$BUILD" -j"$JOBS" --output-on-failure ${exclude:+-E "$exclude"}
+$NICE ctest --test-dir "$BUILD" -j"$JOBS" --output-on-failure ${exclude:+-E "$exclude"}
