@@ -74,7 +74,12 @@ set(CPACK_PACKAGE_CHECKSUM SHA256)
 if(WIN32)
   set(CPACK_GENERATOR NSIS ZIP)
   set(CPACK_NSIS_DISPLAY_NAME "P64 Lab ${PROJECT_VERSION}")
-  set(CPACK_NSIS_MODIFY_PATH ON)  # offers to put p64.exe on PATH
+  set(CPACK_NSIS_MODIFY_PATH ON)  # the options page about PATH
+  # Its page, with the current user's PATH chosen (nsis/NSIS.InstallOptions.ini.in).
+  set(CPACK_MODULE_PATH ${CMAKE_CURRENT_LIST_DIR}/nsis)
+  # NSIS makes a 32-bit installer unless told otherwise; a 64-bit one also runs where only
+  # 64-bit programs can (wine64 without wine32) and installs into the 64-bit Program Files.
+  set(CPACK_NSIS_DEFINES "Target amd64-unicode")
 else()
   set(CPACK_GENERATOR DEB TGZ)
   set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)

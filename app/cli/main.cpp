@@ -48,6 +48,9 @@ int main(int argc, char** argv) {
   app.formatter(std::make_shared<p64::cli::HelpFormatter>());
   app.get_formatter()->column_width(34);
   app.option_defaults()->always_capture_default();
+  // CLI11 reads `/name` as an option on Windows; there it is a path too (`/models/x.gguf`, the
+  // current drive's root), and p64's options are spelled `--name` everywhere.
+  app.allow_windows_style_options(false);
   // A bad flag reads like every other error of the command: `p64: --threads: ...`.
   app.failure_message([](const CLI::App* a, const CLI::Error& e) { return "p64: " + CLI::FailureMessage::simple(a, e); });
   auto& cmds = p64::cli::commands();

@@ -330,7 +330,9 @@ SourceModel load_hf_directory(const std::string& dir, const std::string& tokeniz
     for (auto it = idx["weight_map"].begin(); it != idx["weight_map"].end(); ++it) {
       if (!it.value().is_string()) throw FormatError((d / "model.safetensors.index.json").string(), "json", 0, "weight_map entry is not a file name");
       std::string f = it.value().get<std::string>();
-      if (f.find('/') != std::string::npos || f.find("..") != std::string::npos)
+      // A plain file name: fs::path splits it as this system does (Windows also at '\\' and
+      // after a drive's "C:"), so an absolute or nested name keeps a folder part.
+      if (fs::path(f).filename() != fs::path(f) || f.find("..") != std::string::npos)
         throw FormatError((d / "model.safetensors.index.json").string(), "json", 0, "shard name '" + f + "' leaves the folder");
       files.insert(f);
     }

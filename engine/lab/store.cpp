@@ -189,10 +189,13 @@ std::optional<ModelRecord> Store::model(int64_t id) const {
 }
 
 std::optional<ModelRecord> Store::find_model(const std::string& key) const {
+  // Paths are stored in the system's own spelling (describe_model): on Windows `/models/a.p64`
+  // is kept as `Z:\models\a.p64`, so a path key is also looked for with native separators.
+  const std::string native_key = std::filesystem::path(key).make_preferred().string();
   sql::Statement s(db_, std::string("SELECT ") + kModelColumns +
-                            " FROM models WHERE path = ?1 OR name = ?1 OR sha256 LIKE ?1 || '%' OR path LIKE '%' || ?1 "
-                            "|| '%' ORDER BY (path = ?1) DESC, id DESC LIMIT 1");
-  s.bind(1, key);
+                            " FROM models WHERE path IN (?1, ?2) OR name = ?1 OR sha256 LIKE ?1 || '%' OR path LIKE '%' || ?2 "
+                            "|| '%' ORDER BY (path IN (?1, ?2)) DESC, id DESC LIMIT 1");
+  s.bind(1, key).bind(2, native_key);
   if (!s.step()) return std::nullopt;
   return read_model(s);
 }

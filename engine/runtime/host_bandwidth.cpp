@@ -1,7 +1,6 @@
 #include "engine/runtime/host_bandwidth.h"
 
 #include <algorithm>
-#include <barrier>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -10,6 +9,7 @@
 #include <vector>
 
 #include "engine/common/error.h"
+#include "engine/common/thread_barrier.h"
 #include "engine/runtime/host_caches.h"
 
 #ifdef _WIN32
@@ -77,7 +77,7 @@ MeasuredBandwidth measure_host_bandwidth(uint32_t threads, uint32_t repeats) {
   // interval is the slowest thread's pass; the threads are started once, not per pass.
   enum class Pass { Touch, Read, Copy, Quit };
   Pass pass = Pass::Touch;
-  std::barrier sync(static_cast<std::ptrdiff_t>(threads) + 1);
+  ThreadBarrier sync(threads + 1);
   std::vector<uint64_t> sinks(threads * 8);
   std::vector<std::thread> pool;
   for (uint32_t t = 0; t < threads; ++t) {

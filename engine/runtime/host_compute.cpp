@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <chrono>
 #include <thread>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "engine/common/thread_barrier.h"
 
 namespace p64 {
 namespace {
@@ -41,7 +42,7 @@ uint64_t calibrated_rounds(const Loop& loop, double target) {
 // slowest thread ends. The median of `repeats` passes.
 double measure_rate(const Loop& loop, uint32_t threads, uint32_t repeats) {
   const uint64_t rounds = calibrated_rounds(loop, 0.03);
-  std::barrier sync(std::ptrdiff_t(threads) + 1);
+  ThreadBarrier sync(threads + 1);
   std::atomic<bool> quit{false};
   std::atomic<double> sink{0};
   std::vector<std::thread> pool;

@@ -6,6 +6,10 @@
 #include <sstream>
 #include <string>
 
+#ifdef _WIN32
+#include <windows.h>  // libstdc++ defines NOMINMAX on mingw-w64, so std::min stays usable
+#endif
+
 namespace p64 {
 
 uint64_t parse_mem_available(std::string_view meminfo) {
@@ -30,11 +34,19 @@ uint64_t parse_mem_available(std::string_view meminfo) {
 }
 
 uint64_t available_host_memory() {
+#ifdef _WIN32
+  // Windows' counterpart of MemAvailable: physical memory that is free or on the standby list.
+  // (Under wine, /proc/meminfo would open too, through drive Z:, but Windows has no such file.)
+  MEMORYSTATUSEX status{};
+  status.dwLength = sizeof status;
+  return GlobalMemoryStatusEx(&status) ? status.ullAvailPhys : 0;
+#else
   std::ifstream f("/proc/meminfo");
   if (!f) return 0;
   std::ostringstream text;
   text << f.rdbuf();
   return parse_mem_available(text.str());
+#endif
 }
 
 uint64_t usable_host_memory(uint64_t mem_available) {

@@ -9,7 +9,8 @@ namespace p64 {
 
 // MemAvailable from the text of /proc/meminfo, in bytes; 0 when the line is missing or malformed.
 uint64_t parse_mem_available(std::string_view meminfo);
-// This host's MemAvailable; 0 when unknown (not Linux, or /proc unreadable).
+// This host's MemAvailable (on Windows, GlobalMemoryStatusEx's available physical memory); 0
+// when unknown (another system, or /proc unreadable).
 uint64_t available_host_memory();
 
 // The bytes of MemAvailable one load may plan to fill. MemAvailable is the kernel's estimate of

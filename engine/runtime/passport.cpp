@@ -8,7 +8,11 @@
 
 #include "p64/build_info.h"
 
-#ifndef _WIN32
+#ifdef _WIN32
+#include <cpuid.h>
+#include <cstring>
+#include <windows.h>
+#else
 #include <sys/utsname.h>
 #include <unistd.h>
 #endif
@@ -16,6 +20,7 @@
 namespace p64 {
 namespace {
 
+#ifndef _WIN32
 // The value of the first "key<tabs>: value" line of /proc/cpuinfo whose key is exactly `key`.
 std::string cpuinfo_field(const std::string& key) {
   std::ifstream in("/proc/cpuinfo");
@@ -31,6 +36,7 @@ std::string cpuinfo_field(const std::string& key) {
   }
   return {};
 }
+#endif
 
 std::string simd_features(const std::string& flags) {
   std::istringstream words(flags);
@@ -56,13 +62,104 @@ std::string cpu_identity(const std::string& vendor, const std::string& family, c
   return id;
 }
 
+#ifdef _WIN32
+// Windows has no /proc/cpuinfo: the same fields, from cpuid itself.
+struct CpuidFields {
+  std::string brand, vendor, family, model, stepping, flags;
+};
+
+CpuidFields cpuid_fields() {
+  CpuidFields f;
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(0, &a, &b, &c, &d)) return f;
+  const unsigned max_leaf = a;
+  char vendor[13] = {};
+  std::memcpy(vendor, &b, 4);
+  std::memcpy(vendor + 4, &d, 4);
+  std::memcpy(vendor + 8, &c, 4);
+  f.vendor = vendor;
+
+  unsigned max_ext = 0;
+  if (__get_cpuid(0x80000000, &max_ext, &b, &c, &d) && max_ext >= 0x80000004) {
+    char brand[49] = {};
+    for (unsigned i = 0; i < 3; ++i) {
+      unsigned r[4] = {};
+      __get_cpuid(0x80000002 + i, &r[0], &r[1], &r[2], &r[3]);
+      std::memcpy(brand + 16 * i, r, 16);
+    }
+    f.brand = brand;
+    f.brand.erase(0, f.brand.find_first_not_of(' '));  // Intel pads the brand on the left
+    f.brand.erase(f.brand.find_last_not_of(' ') + 1);
+  }
+
+  // Family and model as Linux prints them: the extended fields folded in (Intel SDM, leaf 1).
+  __get_cpuid(1, &a, &b, &c, &d);
+  const unsigned base_family = a >> 8 & 0xF, base_model = a >> 4 & 0xF;
+  const unsigned family = base_family == 0xF ? base_family + (a >> 20 & 0xFF) : base_family;
+  const unsigned model = base_family == 0x6 || base_family == 0xF ? base_model + ((a >> 16 & 0xF) << 4) : base_model;
+  f.family = std::to_string(family);
+  f.model = std::to_string(model);
+  f.stepping = std::to_string(a & 0xF);
+
+  // The /proc/cpuinfo names of the bits simd_features() looks for.
+  const auto flag = [&](bool on, const char* name) {
+    if (on) f.flags += std::string(f.flags.empty() ? "" : " ") + name;
+  };
+  flag(c >> 12 & 1, "fma");
+  flag(c >> 29 & 1, "f16c");
+  if (max_leaf >= 7) {
+    __cpuid_count(7, 0, a, b, c, d);
+    flag(b >> 5 & 1, "avx2");
+    flag(b >> 16 & 1, "avx512f");
+    flag(b >> 30 & 1, "avx512bw");
+    flag(b >> 31 & 1, "avx512vl");
+    flag(c >> 11 & 1, "avx512_vnni");
+    __cpuid_count(7, 1, a, b, c, d);
+    flag(a >> 4 & 1, "avx_vnni");
+  }
+  return f;
+}
+
+// RtlGetVersion, unlike GetVersionEx, tells the real version to a program without a manifest.
+std::string windows_version() {
+  using RtlGetVersionFn = LONG(WINAPI*)(OSVERSIONINFOW*);
+  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  if (!ntdll) return "Windows";
+  const auto get = reinterpret_cast<RtlGetVersionFn>(reinterpret_cast<void*>(GetProcAddress(ntdll, "RtlGetVersion")));
+  OSVERSIONINFOW v{};
+  v.dwOSVersionInfoSize = sizeof(v);
+  if (!get || get(&v) != 0) return "Windows";
+  return "Windows " + std::to_string(v.dwMajorVersion) + "." + std::to_string(v.dwMinorVersion) + " build " +
+         std::to_string(v.dwBuildNumber);
+}
+
+// Wine's ntdll exports wine_get_version: a run under wine is not a run on Windows.
+std::string wine_version() {
+  using WineGetVersionFn = const char*(CDECL*)();
+  HMODULE ntdll = GetModuleHandleW(L"ntdll.dll");
+  const auto get = ntdll ? reinterpret_cast<WineGetVersionFn>(
+                               reinterpret_cast<void*>(GetProcAddress(ntdll, "wine_get_version")))
+                         : nullptr;
+  return get ? std::string("wine ") + get() : std::string();
+}
+#endif
+
 }  // namespace
 
 HostFacts collect_host_facts() {
   HostFacts h;
   h.logical_cores = std::thread::hardware_concurrency();
 #ifdef _WIN32
-  h.os = "Windows";
+  const CpuidFields cpu = cpuid_fields();
+  h.cpu_model = cpu.brand;
+  h.cpu_id = cpu_identity(cpu.vendor, cpu.family, cpu.model, cpu.stepping);
+  h.caches = host_caches();
+  h.cpu_features = simd_features(cpu.flags);
+  MEMORYSTATUSEX m{};
+  m.dwLength = sizeof(m);
+  if (GlobalMemoryStatusEx(&m)) h.memory_bytes = m.ullTotalPhys;
+  h.os = windows_version();
+  h.kernel = wine_version();
 #else
   h.cpu_model = cpuinfo_field("model name");
   h.cpu_id = cpu_identity(cpuinfo_field("vendor_id"), cpuinfo_field("cpu family"), cpuinfo_field("model"),

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/common/error.h"
 #include "engine/format/gguf_reader.h"
 #include "engine/format/hf_import.h"
@@ -85,7 +87,9 @@ TEST(ModelTextIsData, ShardNamesInAnIndexNeverLeaveTheModelFolder) {
                                                            "sub/../../outside.safetensors", "..",
                                                            "model.safetensors/../../outside.safetensors"}) {
     write(model / "model.safetensors.index.json",
-          R"({"weight_map":{"model.embed_tokens.weight":")" + shard + R"(","model.norm.weight":"model.safetensors"}})");
+          // dump() quotes the name as JSON does: a Windows path's backslashes are escaped.
+          R"({"weight_map":{"model.embed_tokens.weight":)" + nlohmann::json(shard).dump() +
+              R"(,"model.norm.weight":"model.safetensors"}})");
     try {
       load_hf_directory(model.string());
       ADD_FAILURE() << "shard '" << shard << "' was accepted";

@@ -15,6 +15,7 @@
 #include "engine/quant/quant.h"
 #include "engine/runtime/cpu_backend.h"
 #include "p64_test_model.h"
+#include "support/exit_status.h"
 #include "support/shared_files.h"
 
 using namespace p64;
@@ -53,7 +54,7 @@ int run_cli(const std::string& args, std::string* out) {
   size_t n;
   while ((n = fread(buf, 1, sizeof buf, p)) > 0) out->append(buf, n);
   int st = pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return test::exit_code(st);
 }
 
 }  // namespace

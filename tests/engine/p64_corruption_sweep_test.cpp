@@ -1,14 +1,13 @@
 // Every byte of a small .p64's header and sections, flipped one at a time, and the file cut
 // at every byte of its metadata (and often through the data): each case must be refused with
 // a FormatError that names the file, the damaged section and an offset — never a crash and
-// never a model that loads. The file is edited in place (pwrite the flipped byte, open, put it
+// never a model that loads. The file is edited in place (write the flipped byte, open, put it
 // back), so the sweep costs one open per case and not one file write.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <set>
 #include <string>
@@ -39,15 +38,26 @@ FormatError refusal(const std::string& path, const std::string& what) {
 
 class P64File {
  public:
-  explicit P64File(const std::string& path) : path_(path), fd_(::open(path.c_str(), O_RDWR)) {}
-  ~P64File() { ::close(fd_); }
+  // Each edit opens and closes the file: Windows refuses to open a file for reading while
+  // another handle may write it, and the reader must open it between edits.
+  explicit P64File(const std::string& path) : path_(path) {}
   uint8_t byte(uint64_t at) const {
-    uint8_t b = 0;
-    EXPECT_EQ(::pread(fd_, &b, 1, static_cast<off_t>(at)), 1);
-    return b;
+    std::ifstream in(path_, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(at));
+    char b = 0;
+    EXPECT_TRUE(in.get(b)) << "byte " << at;
+    return static_cast<uint8_t>(b);
   }
-  void set(uint64_t at, uint8_t b) { ASSERT_EQ(::pwrite(fd_, &b, 1, static_cast<off_t>(at)), 1); }
-  void truncate(uint64_t size) { ASSERT_EQ(::ftruncate(fd_, static_cast<off_t>(size)), 0); }
+  void set(uint64_t at, uint8_t b) {
+    std::fstream f(path_, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(at));
+    ASSERT_TRUE(f.put(static_cast<char>(b)).flush()) << "byte " << at;
+  }
+  void truncate(uint64_t size) {
+    std::error_code ec;
+    std::filesystem::resize_file(path_, size, ec);
+    ASSERT_FALSE(ec) << ec.message();
+  }
 
   // Flips `at` with `mask`, expects a refusal naming `section`, then restores the byte.
   void expect_flip_refused(uint64_t at, uint8_t mask, const std::string& section, const std::string& tensor = "") {
@@ -66,7 +76,6 @@ class P64File {
 
  private:
   std::string path_;
-  int fd_;
 };
 
 uint8_t mask_for(uint64_t i) {

@@ -99,7 +99,7 @@ TEST(VocabLoader, DispatchesByContentAndRefusesOthers) {
 
 TEST(TokenizeCli, PrintsIdsOnOneLine) {
   const std::string cmd = std::string(P64_CLI_PATH) + " tokenize --no-bos --model " +
-                          test::shared_model("llama3_tokenizer.model").string() + " 'Hello world' 2>&1";
+                          test::shared_model("llama3_tokenizer.model").string() + " \"Hello world\" 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
   char buf[256] = {};
@@ -124,8 +124,8 @@ TEST(TokenizeCli, P64FileCarriesTheSameVocabulary) {
   const auto conv = run(cli + " convert -q " + test::shared_model("stories260K.bin").string() + " " + p64 +
                         " --tokenizer " + test::shared_model("tok512.bin").string());
   ASSERT_EQ(conv.first, 0) << conv.second;
-  const auto from_p64 = run(cli + " tokenize --model " + p64 + " 'Once upon a time <s> x'");
-  const auto from_tok = run(cli + " tokenize --model " + test::shared_model("tok512.bin").string() + " 'Once upon a time <s> x'");
+  const auto from_p64 = run(cli + " tokenize --model " + p64 + " \"Once upon a time <s> x\"");
+  const auto from_tok = run(cli + " tokenize --model " + test::shared_model("tok512.bin").string() + " \"Once upon a time <s> x\"");
   EXPECT_EQ(from_p64.first, 0) << from_p64.second;
   EXPECT_EQ(from_p64.second, from_tok.second);
   EXPECT_EQ(from_p64.second.substr(0, 2), "1 ");

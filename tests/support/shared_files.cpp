@@ -3,7 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
-#include <unistd.h>
+
+#include "engine/common/platform.h"
 
 namespace p64::test {
 
@@ -11,7 +12,7 @@ TempDir::TempDir() {
   static std::atomic<int> counter{0};
   auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
   path_ = std::filesystem::temp_directory_path() /
-          ("p64test-" + std::to_string(getpid()) + "-" + std::to_string(stamp) + "-" + std::to_string(counter++));
+          ("p64test-" + std::to_string(platform::process_id()) + "-" + std::to_string(stamp) + "-" + std::to_string(counter++));
   std::filesystem::create_directories(path_);
 }
 
