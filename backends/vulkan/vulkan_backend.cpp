@@ -773,6 +773,23 @@ void VulkanBackend::rec_post_norm(vk::Recorder& r, const vk::Buffer& w, uint32_t
   r.dispatch(simple_pipe("rmsnorm_add"), {{1, xn_.buf}, {2, w.buf}, {3, x_.buf}}, pc, n);
 }
 
+void VulkanBackend::rec_residual_mv(vk::Recorder& r, StageChain& ch, const DeviceMatrix& m, VkBuffer in,
+                                    const vk::Buffer& post_norm, const OpMark& op, const char* norm_op) {
+  if (!post_norm.buf) {
+    rec_mv(r, ch, m, EPI_ADD, false, in, 0, VK_NULL_HANDLE, x_.buf, 0);
+    ch.next(r);
+    r.mark(op.name, op.group, op.layer);
+    return;
+  }
+  // the product's own rmsnorm before the residual add (gemma), between real barriers
+  rec_mv(r, ch, m, EPI_STORE, false, in, 0, VK_NULL_HANDLE, xn_.buf, 0);
+  ch.hard(r);
+  r.mark(op.name, op.group, op.layer);
+  rec_post_norm(r, post_norm, 1);
+  ch.hard(r);
+  r.mark(norm_op, OpGroup::Rms, op.layer);
+}
+
 void VulkanBackend::final_softcap() {
   if (hp_.final_softcap > 0.0f)
     for (float& x : host_logits_) x = hp_.final_softcap * std::tanh(x / hp_.final_softcap);
@@ -840,19 +857,7 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
                apc, hp_.n_head * attn_splits);
     ch.next(r);
     r.mark("sdpa", OpGroup::Attn, L);
-    if (!l.post_attn_norm.buf) {
-      rec_mv(r, ch, l.o, EPI_ADD, false, att_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
-      ch.next(r);
-      r.mark("o", OpGroup::Attn, L);
-    } else {
-      // post-attention rmsnorm before the residual add (gemma), between real barriers
-      rec_mv(r, ch, l.o, EPI_STORE, false, att_.buf, 0, VK_NULL_HANDLE, xn_.buf, 0);
-      ch.hard(r);
-      r.mark("o", OpGroup::Attn, L);
-      rec_post_norm(r, l.post_attn_norm, 1);
-      ch.hard(r);
-      r.mark("post_attn_norm", OpGroup::Rms, L);
-    }
+    rec_residual_mv(r, ch, l.o, att_.buf, l.post_attn_norm, {"o", OpGroup::Attn, L}, "post_attn_norm");
     xin = x_.buf;
     if (!fn) {
       RmsPC pc{hp_.n_embd, hp_.rms_eps};
@@ -874,19 +879,7 @@ void VulkanBackend::record_decode(vk::Recorder& r, VkCommandBuffer cmd, bool cop
     }
     ch.next(r);
     r.mark("gate_up", OpGroup::Ffn, L);
-    if (!l.post_ffn_norm.buf) {
-      rec_mv(r, ch, l.dn, EPI_ADD, false, g_.buf, 0, VK_NULL_HANDLE, x_.buf, 0);
-      ch.next(r);
-      r.mark("down", OpGroup::Ffn, L);
-    } else {
-      // post-FFN rmsnorm before the residual add (gemma)
-      rec_mv(r, ch, l.dn, EPI_STORE, false, g_.buf, 0, VK_NULL_HANDLE, xn_.buf, 0);
-      ch.hard(r);
-      r.mark("down", OpGroup::Ffn, L);
-      rec_post_norm(r, l.post_ffn_norm, 1);
-      ch.hard(r);
-      r.mark("post_ffn_norm", OpGroup::Rms, L);
-    }
+    rec_residual_mv(r, ch, l.dn, g_.buf, l.post_ffn_norm, {"down", OpGroup::Ffn, L}, "post_ffn_norm");
   }
   rec_logits(r, ch, x_.buf, 0);
   if (copy_logits) {

@@ -153,6 +153,16 @@ class VulkanBackend final : public Backend {
   void rec_qkv_heads(vk::Recorder& r, uint32_t layer, uint32_t n, uint32_t pos0, bool decode);
   // gemma's post-norm: x_ += rmsnorm(xn_) * w for n tokens.
   void rec_post_norm(vk::Recorder& r, const vk::Buffer& w, uint32_t n);
+  // A timeline mark: the op's name, group and layer.
+  struct OpMark {
+    const char* name;
+    OpGroup group;
+    int32_t layer;
+  };
+  // The o or down product into the residual stream x_: added in its epilogue, or with a
+  // post-norm (gemma) stored, normalised and added by rmsnorm_add.
+  void rec_residual_mv(vk::Recorder& r, StageChain& ch, const DeviceMatrix& m, VkBuffer in, const vk::Buffer& post_norm,
+                       const OpMark& op, const char* norm_op);
   void final_softcap();  // gemma2: host_logits_ -> cap tanh(logit / cap), which keeps the argmax
   // gemma scales the token embedding by sqrt(n_embd).
   float embd_scale() const { return model_->architecture().embd_scaled ? std::sqrt(static_cast<float>(hp_.n_embd)) : 1.0f; }
