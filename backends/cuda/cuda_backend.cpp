@@ -127,8 +127,8 @@ const std::vector<SwitchInfo>& switch_table() {
       bool_switch("gemv_ring",
         "decode GEMV (warp kernel, integer paths): two units per lane in flight, and each unit's "
         "registers refilled with the unit two rounds ahead as soon as it is consumed, so loads stay "
-        "in flight while the warp does arithmetic (overrides gemv_in_flight; not for the GEMVs that "
-        "quantize their output)",
+        "in flight while the warp does arithmetic (overrides gemv_in_flight; integer paths at gemv_rows=2 "
+        "and gemv_regs=cap, not for the GEMVs that quantize their output)",
         false, "opt-in"),
       enum_switch("act_quant",
         "GEMV activations for Q4_K/Q6_K/Q8_0: int16 per 32 with dp2a, int8 per 32 with dp4a "

@@ -189,7 +189,9 @@ void launch_blocks(const GemvArgs& a, cudaStream_t stream) {
   if (a.in_flight == 1 || P::kInFlight == 1)
     return launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB, 1, PRO>, dim3(unsigned(blocks)),
                          dim3(W * 32), smem, stream, a);
-  if constexpr (!QOUT && !PRO) {
+  // Ring instances only for the default launch shape (2 rows per warp under the register cap, an
+  // integer path): each doubles a kernel's instances, and gemv.cu is the longest compile of the tree.
+  if constexpr (!QOUT && !PRO && R == 2 && MINB > 1 && !kFloatPath<P>) {
     if (a.ring)
       return launch_kernel("gemv_kernel", gemv_kernel<P, R, MODE, QOUT, MINB, 2, PRO, true>, dim3(unsigned(blocks)),
                            dim3(W * 32), smem, stream, a);

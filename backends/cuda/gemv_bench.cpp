@@ -55,7 +55,7 @@ GemvBenchRow time_one(const OpShape& s, DType aos, const Variant& v, const GemvB
   // the prologue kernels exist at 2 rows per warp, without the block split
   if (v.prologue && (v.rows_per_warp != 2 || v.split_rows)) return {};
   // the ring refills are the warp kernel's, with two units in flight
-  if (v.ring && (v.split_rows || v.prologue || v.in_flight == 1)) return {};
+  if (v.ring && (v.split_rows || v.prologue || v.in_flight == 1 || v.rows_per_warp != 2)) return {};
   const int64_t mats = s.mode == GemvMode::SwiGLU ? 2 : 1;
   // SwiGLU's gate and up are two tensors (SoA and tiled field arrays are sized per tensor)
   std::vector<uint8_t> host;

@@ -98,7 +98,8 @@ struct GemvLaunch {
   bool cap_registers = false;  // gemv_regs=cap: registers capped so 4 blocks fit per multiprocessor
   int units_in_flight = 1;     // gemv_in_flight: units per lane loaded before any arithmetic (1 | 2)
   // gemv_ring: with 2 units in flight, each unit's registers are refilled with the unit two
-  // rounds ahead as soon as it is consumed (warp kernel, no output quantization or prologue)
+  // rounds ahead as soon as it is consumed (warp kernel on an integer path, 2 rows per warp under
+  // the register cap, no output quantization or prologue; other shapes run without it)
   bool ring_refill = false;
   // gemv_split: rows per 128-thread block whose threads split the rows' units (2 | 4), for the
   // SoA and tiled integer forms without fusions; 0: a warp owns whole rows
