@@ -20,11 +20,6 @@
 namespace p64::ui {
 namespace {
 
-struct CompareResult {
-  CommitCompare compare;
-  QString error;
-};
-
 QString one_sided(const CommitCompare& c) {
   QStringList lines;
   for (const auto& g : c.only_baseline) lines << QObject::tr("only in %1: %2").arg(QString::fromStdString(c.baseline), QString::fromStdString(g));
@@ -119,31 +114,27 @@ void BuildsPanel::compare() {
     Q_EMIT compared();
     return;
   }
-  query_store<CompareResult>(
-      wb_, this, tr("Comparing builds"),
-      [a, b](Store& s) {
-        CompareResult r;
-        try {
-          r.compare = compare_commits(s, a, b);
-        } catch (const std::exception& e) {
-          r.error = QString::fromUtf8(e.what());
-        }
-        return r;
-      },
-      [this](CompareResult r) {
-        model_->set_compare(std::move(r.compare));
+  query_store<CommitCompare>(
+      wb_, this, tr("Comparing builds"), [a, b](Store& s) { return compare_commits(s, a, b); },
+      [this](CommitCompare result) {
+        model_->set_compare(std::move(result));
         fill_revision_chart(chart_->chart(), {}, {});
         table_->resizeColumnsToContents();
         const CommitCompare& c = model_->compare();
-        summary_->setText(!r.error.isEmpty()
-                              ? r.error
-                              : tr("%1 group(s) both builds measured, %2 regression(s); %3 group(s) measured by one build "
-                                   "only (tooltip)")
-                                    .arg(c.rows.size())
-                                    .arg(c.regressions())
-                                    .arg(c.only_baseline.size() + c.only_against.size()));
+        summary_->setText(tr("%1 group(s) both builds measured, %2 regression(s); %3 group(s) measured by one build "
+                             "only (tooltip)")
+                              .arg(c.rows.size())
+                              .arg(c.regressions())
+                              .arg(c.only_baseline.size() + c.only_against.size()));
         summary_->setToolTip(one_sided(c));
         if (model_->rowCount() > 0) table_->setCurrentIndex(model_->index(0, 0));  // its history below
+        Q_EMIT compared();
+      },
+      [this](const QString& error) {
+        model_->set_compare({});
+        fill_revision_chart(chart_->chart(), {}, {});
+        summary_->setText(error);
+        summary_->setToolTip({});
         Q_EMIT compared();
       });
 }

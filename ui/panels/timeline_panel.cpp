@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/lab/timeline_run.h"
+#include "engine/runtime/passport.h"
 #include "ui/core/workbench.h"
 #include "ui/charts/timeline_charts.h"
 #include "ui/charts/timeline_track_view.h"
@@ -176,8 +177,10 @@ void TimelinePanel::show_run(qint64 run_id) {
           if (r->passport_id)
             if (auto p = s.passport(r->passport_id)) {
               const auto j = nlohmann::json::parse(p->json, nullptr, false);
-              if (j.is_object() && j.contains("measured") && j["measured"].is_object())
-                o.read_gbs = j["measured"].value("read_gbs", 0.0);
+              try {
+                if (j.is_object()) o.read_gbs = j.get<Passport>().measured.read_gbs;
+              } catch (const std::exception&) {  // a passport this build cannot read: no ceiling
+              }
             }
         }
         return o;
