@@ -41,7 +41,10 @@ dpkg -x "$DEB" "$ROOT"
 for f in usr/bin/p64 usr/share/man/man1/p64.1.gz usr/share/doc/p64lab/README.md; do
   [ -e "$ROOT/$f" ] || fail "the package lacks /$f"
 done
-gzip -dc "$ROOT/usr/share/man/man1/p64.1.gz" | grep -q '^\.SS decode-proxy' || fail "man page has no decode-proxy section"
+# Read the whole page first: with pipefail, `gzip -dc | grep -q` fails whenever grep stops
+# reading before gzip's last write (SIGPIPE), which a page over 32 KiB makes likely.
+man_page=$(gzip -dc "$ROOT/usr/share/man/man1/p64.1.gz")
+grep -q '^\.SS decode-proxy' <<<"$man_page" || fail "man page has no decode-proxy section"
 # Vulkan shaders are embedded in the binary as SPIR-V arrays; no loose shader files.
 loose=$(find "$ROOT" -name '*.spv' -o -name '*.comp' | head -3)
 [ -z "$loose" ] || fail "loose shader files in the package: $loose"
