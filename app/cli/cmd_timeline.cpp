@@ -1,6 +1,8 @@
 // p64 timeline: per-op split of decode (and one prefill), optional Chrome trace.
+#include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -11,6 +13,7 @@
 #include "app/cli/progress_line.h"
 #include "engine/common/atomic_output.h"
 #include "engine/common/error.h"
+#include "engine/lab/compute_ceiling.h"
 #include "engine/lab/experiment.h"
 #include "engine/lab/lab_run.h"
 #include "engine/lab/store.h"
@@ -34,6 +37,14 @@ struct Args {
   std::string db = default_store_path();
   bool no_store = false;
 };
+
+// "41.3%" of `ceiling`, "-" without one.
+std::string percent_of(double value, double ceiling) {
+  if (ceiling <= 0) return "-";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f%%", 100 * value / ceiling);
+  return text;
+}
 
 // One span's time per op over the decode steps: the spread the per-step means hide, and for
 // ops inside blocks the layers with the lowest and highest median.
@@ -85,25 +96,30 @@ void run(const Args& a) {
               t.dispatches_per_step);
   std::printf("  %-8s %10s %7s\n", "group", "ms/step", "share");
   for (const auto& g : t.groups) std::printf("  %-8s %10.4f %6.1f%%\n", g.group.c_str(), g.ms, 100 * g.share);
-  // Each op's achieved bandwidth over its own spans, against the passport's read ceiling: the
-  // per-op roofline (spans are timed with timing on, so they run a little slower than decode-proxy).
-  const double ceiling = out.passport.measured.read_gbs;
-  std::printf("\n  %-14s %-7s %10s %6s %7s %9s %8s %8s\n", "top op", "group", "ms/step", "count", "share", "MB/step",
-              "GB/s", ceiling > 0 ? "ceiling" : "");
+  // Each op's achieved bandwidth and FLOP rate over its own spans, against the passport's read
+  // and compute ceilings: the per-op roofline (spans are timed with timing on, so they run a
+  // little slower than decode-proxy).
+  const double read_ceiling = out.passport.measured.read_gbs;
+  const ComputeCeiling compute = live_compute_ceiling(out.passport);
+  std::printf("\n  %-14s %-7s %10s %6s %7s %9s %8s %6s %9s %7s %6s\n", "top op", "group", "ms/step", "count", "share",
+              "MB/step", "GB/s", "%read", "GFLOP/s", "FLOP/B", "%peak");
   int shown = 0;
   for (const auto& o : t.top_ops) {
     if (shown++ >= a.top) break;
     std::printf("  %-14s %-7s %10.4f %6d %6.1f%%", o.name.c_str(), o.group.c_str(), o.ms, o.count, 100 * o.share);
-    if (o.gbs() > 0) {
-      std::printf(" %9.2f %8.1f", o.mb, o.gbs());
-      if (ceiling > 0) std::printf(" %7.1f%%", 100 * o.gbs() / ceiling);
-    }
+    if (o.gbs() > 0) std::printf(" %9.2f %8.1f %6s", o.mb, o.gbs(), percent_of(o.gbs(), read_ceiling).c_str());
+    else if (o.gflops() > 0) std::printf(" %9s %8s %6s", "", "", "");
+    if (o.gflops() > 0)
+      std::printf(" %9.1f %7.2f %6s", o.gflops(), o.intensity(), percent_of(o.gflops() * 1e9, compute.flops).c_str());
     std::printf("\n");
   }
-  if (ceiling > 0)
-    std::printf("  (ceiling: the passport's measured read bandwidth, %.0f GB/s; ops whose traffic is not counted have "
-                "no GB/s)\n",
-                ceiling);
+  const std::string read_text =
+      read_ceiling > 0 ? std::to_string(std::lround(read_ceiling)) + " GB/s" : std::string("none measured");
+  const std::string peak_text =
+      compute.flops > 0 ? std::to_string(std::lround(compute.flops / 1e9)) + " GFLOP/s, " + compute.source : compute.source;
+  std::printf("  (%%read: of the passport's measured read bandwidth, %s; %%peak: of the compute ceiling, %s. Ops whose "
+              "traffic or FLOPs are not counted show none.)\n",
+              read_text.c_str(), peak_text.c_str());
   print_spread(t, a.top);
   if (!a.trace.empty()) std::printf("\n  trace: %s (open in https://ui.perfetto.dev)\n", a.trace.c_str());
   if (out.run_id) std::printf("  stored as run %lld in %s\n", static_cast<long long>(out.run_id), out.store_path.c_str());

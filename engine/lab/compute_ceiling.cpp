@@ -83,4 +83,12 @@ ComputeCeiling compute_ceiling(const Passport& p, const CpuClock& clock) {
   return c;
 }
 
+ComputeCeiling live_compute_ceiling(const Passport& p) {
+  return compute_ceiling(p, p.device.backend == "cpu" ? host_cpu_clock() : CpuClock{});
+}
+
+ComputeCeiling stored_compute_ceiling(const Passport& p) {
+  return compute_ceiling(p, clock_from_cpu_model(p.host.cpu_model));
+}
+
 }  // namespace p64

@@ -30,5 +30,11 @@ struct ComputeCeiling {
 
 // `clock` is used only for a CPU passport without a peak.
 ComputeCeiling compute_ceiling(const Passport& passport, const CpuClock& clock);
+// The ceiling of a passport measured by this process on this host: such a CPU passport takes
+// this host's clock (host_cpu_clock).
+ComputeCeiling live_compute_ceiling(const Passport& passport);
+// The ceiling of a passport read back from the store: such a CPU passport takes the clock its
+// CPU model name gives (clock_from_cpu_model), never this host's.
+ComputeCeiling stored_compute_ceiling(const Passport& passport);
 
 }  // namespace p64

@@ -92,7 +92,7 @@ DecodeProxyResult run_decode_proxy(Backend& backend, const Model& model, const P
   r.prefill_flops = flops.prefill(params.prompt_tokens);
   r.prefill_bytes = static_cast<double>(r.weight_bytes) +
                     static_cast<double>(r.kv_bytes_per_position) * params.prompt_tokens;
-  r.compute_ceiling = compute_ceiling(passport, passport.device.backend == "cpu" ? host_cpu_clock() : CpuClock{});
+  r.compute_ceiling = live_compute_ceiling(passport);
 
   const int total = params.warmup + params.runs + params.warm_repeats;
   std::optional<MachineWatch> watch;

@@ -229,6 +229,13 @@ CREATE TABLE IF NOT EXISTS explore_cells (
 );
 )sql";
 
+// Version 8: each timeline op keeps the FLOPs it performed (0 where unknown, as in every older
+// run), for the per-op compute roofline.
+void migrate_v8(sqlite3* db) {
+  if (!has_column(db, "timeline_ops", "flops"))
+    sql::exec(db, "ALTER TABLE timeline_ops ADD COLUMN flops REAL NOT NULL DEFAULT 0");
+}
+
 // Each migration completes what its version adds and skips what is already there, so a store
 // whose user_version was set back (by hand, by a tool, by a copy of the tables into an older
 // file) moves forward instead of failing on "table ... already exists".
@@ -241,6 +248,7 @@ constexpr Migration kMigrations[] = {
     migrate_v5,
     migrate_v6,
     [](sqlite3* db) { sql::exec(db, kV7); },
+    migrate_v8,
 };
 
 // A schema version as a fresh store has it, built in memory: what check_schema compares with.

@@ -111,11 +111,11 @@ int64_t Store::insert_run_rows(const RunBundle& b) {
     sample.reset();
   }
   sql::Statement op(db_,
-                    "INSERT INTO timeline_ops (run_id, name, op_group, layer, prefill, step, start_us, dur_us, bytes) "
-                    "VALUES (?,?,?,?,?,?,?,?,?)");
+                    "INSERT INTO timeline_ops (run_id, name, op_group, layer, prefill, step, start_us, dur_us, bytes, flops) "
+                    "VALUES (?,?,?,?,?,?,?,?,?,?)");
   for (const auto& o : b.ops) {
     op.bind(1, run_id).bind(2, o.name).bind(3, op_group_name(o.group)).bind(4, o.layer).bind(5, o.prefill);
-    op.bind(6, o.step).bind(7, o.start_us).bind(8, o.dur_us).bind(9, o.bytes);
+    op.bind(6, o.step).bind(7, o.start_us).bind(8, o.dur_us).bind(9, o.bytes).bind(10, o.flops);
     op.run();
     op.reset();
   }
@@ -198,7 +198,7 @@ std::vector<SampleRecord> Store::samples(int64_t run_id) const {
 
 std::vector<TimelineOpRecord> Store::timeline_ops(int64_t run_id) const {
   sql::Statement s(db_,
-                   "SELECT run_id, name, op_group, layer, prefill, step, start_us, dur_us, bytes FROM timeline_ops "
+                   "SELECT run_id, name, op_group, layer, prefill, step, start_us, dur_us, bytes, flops FROM timeline_ops "
                    "WHERE run_id = ? ORDER BY id");
   s.bind(1, run_id);
   std::vector<TimelineOpRecord> out;
@@ -213,6 +213,7 @@ std::vector<TimelineOpRecord> Store::timeline_ops(int64_t run_id) const {
     r.start_us = s.f64(6);
     r.dur_us = s.f64(7);
     r.bytes = static_cast<uint64_t>(std::max<int64_t>(0, s.i64(8)));
+    r.flops = std::max(0.0, s.f64(9));
     out.push_back(std::move(r));
   }
   return out;

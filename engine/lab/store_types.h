@@ -104,6 +104,7 @@ struct TimelineOpRecord {
   double start_us = 0;
   double dur_us = 0;
   uint64_t bytes = 0;  // OpSpan::bytes; 0: unknown (and every op of a store before schema 5)
+  double flops = 0;    // OpSpan::flops; 0: unknown (and every op of a store before schema 8)
 };
 
 // The A/B evidence and its verdict; `run_id` is the A/B run it belongs to.

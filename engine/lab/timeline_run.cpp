@@ -8,7 +8,7 @@
 
 #include "engine/common/error.h"
 #include "engine/lab/decode_proxy.h"
-#include "engine/lab/op_bytes.h"
+#include "engine/lab/op_work.h"
 #include "engine/lab/store_text.h"
 #include "engine/model/model.h"
 
@@ -48,6 +48,7 @@ std::vector<OpSpan> spans_from_records(std::span<const TimelineOpRecord> records
     s.start_us = r.start_us;
     s.dur_us = r.dur_us;
     s.bytes = r.bytes;
+    s.flops = r.flops;
     out.push_back(std::move(s));
   }
   return out;
@@ -78,6 +79,7 @@ TimelineSummary summarize_timeline(std::span<const OpSpan> spans) {
     o.group = std::string(op_group_name(s.group));
     o.ms += s.dur_us / 1e3;
     o.mb += static_cast<double>(s.bytes) / 1e6;
+    o.mflop += s.flops / 1e6;
     ++o.count;
   }
   t.steps = static_cast<int>(steps.size());
@@ -95,6 +97,7 @@ TimelineSummary summarize_timeline(std::span<const OpSpan> spans) {
     o.share = total_us > 0 ? o.ms * 1e3 / total_us : 0;
     o.ms *= per_step;
     o.mb *= per_step;
+    o.mflop *= per_step;
     o.count = t.steps > 0 ? o.count / t.steps : o.count;
     t.top_ops.push_back(o);
   }
@@ -139,7 +142,7 @@ TimelineResult run_timeline(Backend& backend, const Model& model, const Timeline
   }
   backend.set_timeline(nullptr);
   r.spans = rec.take();
-  count_op_bytes(model, backend.kv_bytes_per_position(), r.spans);
+  count_op_work(model, backend.kv_bytes_per_position(), r.spans);
   r.summary = summarize_timeline(r.spans);
   double decode_us = 0;
   for (const auto& s : r.spans)
@@ -153,7 +156,7 @@ void to_json(nlohmann::json& j, const TimelineSummary& s) {
   for (const auto& g : s.groups) groups.push_back({{"group", g.group}, {"ms", g.ms}, {"share", g.share}});
   for (const auto& o : s.top_ops)
     ops.push_back({{"name", o.name}, {"group", o.group}, {"ms", o.ms}, {"count", o.count}, {"share", o.share},
-                   {"mb", o.mb}, {"gbs", o.gbs()}});
+                   {"mb", o.mb}, {"gbs", o.gbs()}, {"mflop", o.mflop}, {"gflops", o.gflops()}});
   j = nlohmann::json{{"steps", s.steps},
                      {"layers", s.layers},
                      {"span_ms_per_step", s.span_ms_per_step},
@@ -187,6 +190,7 @@ nlohmann::json chrome_trace(std::span<const OpSpan> spans, const std::string& ti
     nlohmann::json args = {{"step", s.step}};
     if (s.layer >= 0) args["layer"] = s.layer;
     if (s.bytes > 0) args["bytes"] = s.bytes;
+    if (s.flops > 0) args["flops"] = s.flops;
     events.push_back({{"name", s.layer >= 0 ? s.name + " L" + std::to_string(s.layer) : s.name},
                       {"cat", std::string(op_group_name(s.group))},
                       {"ph", "X"},

@@ -42,8 +42,11 @@ struct OpTotal {
   double ms = 0;      // per decode step, summed over layers
   int count = 0;      // spans per decode step
   double share = 0;
-  double mb = 0;      // MB it moved per decode step (op_bytes.h); 0 where its traffic is not counted
-  double gbs() const { return ms > 0 && mb > 0 ? mb / ms : 0; }  // achieved, over its own spans
+  double mb = 0;      // MB it moved per decode step (op_work.h); 0 where its traffic is not counted
+  double mflop = 0;   // MFLOP it performed per decode step (op_work.h); 0 where not counted
+  double gbs() const { return ms > 0 && mb > 0 ? mb / ms : 0; }         // achieved, over its own spans
+  double gflops() const { return ms > 0 && mflop > 0 ? mflop / ms : 0; }  // achieved GFLOP/s, the same way
+  double intensity() const { return mb > 0 && mflop > 0 ? mflop / mb : 0; }  // FLOP per byte moved
 };
 
 // What the timeline command prints and stores; computed from spans so stored runs (whose ops
@@ -78,7 +81,7 @@ struct TimelineResult {
 
 // One untimed warm-up step first (so first-call costs are not in the spans), then one timed
 // prefill of the proxy prompt and N decode steps with the sink set. Each span gets the bytes it
-// moved (op_bytes.h).
+// moved (op_work.h).
 TimelineResult run_timeline(Backend& backend, const Model& model, const TimelineParams& params,
                             const ProgressFn& progress = {});
 

@@ -20,9 +20,11 @@ struct OpSpan {
   int32_t step = 0;       // decode step index (position) the span belongs to
   double start_us = 0;    // relative to the first span the backend reported for this session
   double dur_us = 0;
-  // Weight and KV-cache bytes the op moves, counted from the model's shapes by the lab
-  // (engine/lab/op_bytes.h) after the step; 0: not known for this op. Backends leave it 0.
+  // Weight and KV-cache bytes the op moves and the FLOPs it performs, counted from the model's
+  // shapes by the lab (engine/lab/op_work.h) after the step; 0: not known for this op. Backends
+  // leave them 0.
   uint64_t bytes = 0;
+  double flops = 0;
 };
 
 // Receives the spans of each step once the step's timings are known. Backends report only

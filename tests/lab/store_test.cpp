@@ -89,6 +89,7 @@ TEST(Store, RunRoundTripWithSamplesOpsAndModel) {
   op.dur_us = 12.5;
   b.ops = {op, op};
   b.ops[1].bytes = 3u << 30;  // past 32 bits: the column holds a 64-bit count
+  b.ops[1].flops = 6.5e9;
   const int64_t id = store->write_run(b);
   auto run = store->run(id);
   ASSERT_TRUE(run);
@@ -107,6 +108,8 @@ TEST(Store, RunRoundTripWithSamplesOpsAndModel) {
   EXPECT_EQ(ops[0].layer, 1);
   EXPECT_EQ(ops[0].bytes, 0u);
   EXPECT_EQ(ops[1].bytes, 3ull << 30);
+  EXPECT_DOUBLE_EQ(ops[0].flops, 0);
+  EXPECT_DOUBLE_EQ(ops[1].flops, 6.5e9);
   auto m = store->model(run->model_id);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->n_layer, 2u);
@@ -173,9 +176,9 @@ TEST(Store, MigratesAnOlderStoreKeepingItsRows) {
   EXPECT_EQ(test::integrity_check(*store), "ok");
 }
 
-// Version 5 gives timeline ops their bytes: a timeline stored before keeps its spans, each
-// with bytes 0 (unknown), and runs written after keep theirs.
-TEST(Store, TimelineOpsOfAVersion4StoreReadBackWithUnknownBytes) {
+// Versions 5 and 8 give timeline ops their bytes and FLOPs: a timeline stored before keeps its
+// spans, each with bytes and FLOPs 0 (unknown), and runs written after keep theirs.
+TEST(Store, TimelineOpsOfAVersion4StoreReadBackWithUnknownBytesAndFlops) {
   test::TempDir dir;
   const std::string path = (dir / "v4.db").string();
   {
@@ -198,14 +201,17 @@ TEST(Store, TimelineOpsOfAVersion4StoreReadBackWithUnknownBytes) {
   EXPECT_EQ(ops[0].name, "gate_up");
   EXPECT_DOUBLE_EQ(ops[0].dur_us, 4.5);
   EXPECT_EQ(ops[0].bytes, 0u);
+  EXPECT_DOUBLE_EQ(ops[0].flops, 0);
   RunBundle b = sample_run(1, "after");
   OpSpan op;
   op.name = "down";
   op.bytes = 4096;
+  op.flops = 8192;
   b.ops = {op};
   const int64_t id = store->write_run(b);
   ASSERT_EQ(store->timeline_ops(id).size(), 1u);
   EXPECT_EQ(store->timeline_ops(id)[0].bytes, 4096u);
+  EXPECT_DOUBLE_EQ(store->timeline_ops(id)[0].flops, 8192);
   EXPECT_EQ(test::integrity_check(*store), "ok");
 }
 

@@ -1,13 +1,13 @@
 // A timeline's per-op spread over the decode steps (op_spread.h) against hand-computed figures,
-// the bytes each op moved (op_bytes.h) against the model's own tensor sizes, and the trace file
-// both carry.
+// the bytes each op moved and the FLOPs it performed (op_work.h) against the model's own tensor
+// sizes, and the trace file and summary that carry them.
 #include <fstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "engine/common/error.h"
-#include "engine/lab/op_bytes.h"
+#include "engine/lab/op_work.h"
 #include "engine/lab/op_spread.h"
 #include "engine/lab/timeline_run.h"
 #include "lab/toy_backend.h"
@@ -93,6 +93,60 @@ TEST(OpBytes, ProjectionsReadTheirWeightsAttentionItsKvPositions) {
   EXPECT_EQ(op_bytes(*model, kv, op_span("qkv", OpGroup::Attn, 2, 7, 0, 1)), 0u);
 }
 
+TEST(OpFlops, ProjectionsTwoPerWeightAttentionFourPerQueryWidthAndPosition) {
+  auto model = test::make_toy_model();
+  const LayerWeights& w = model->layers()[1];
+  auto two_per = [](std::initializer_list<const TensorView*> ts) {
+    double n = 0;
+    for (const TensorView* t : ts) n += 2.0 * static_cast<double>(t->elements());
+    return n;
+  };
+  EXPECT_DOUBLE_EQ(op_flops(*model, op_span("qkv", OpGroup::Attn, 1, 7, 0, 1)), two_per({w.wq, w.wk, w.wv}));
+  EXPECT_DOUBLE_EQ(op_flops(*model, op_span("o", OpGroup::Attn, 1, 7, 0, 1)), two_per({w.wo}));
+  EXPECT_DOUBLE_EQ(op_flops(*model, op_span("gate_up", OpGroup::Ffn, 1, 7, 0, 1)), two_per({w.w_gate, w.w_up}));
+  EXPECT_DOUBLE_EQ(op_flops(*model, op_span("down", OpGroup::Ffn, 1, 7, 0, 1)), two_per({w.w_down}));
+  EXPECT_DOUBLE_EQ(op_flops(*model, op_span("logits", OpGroup::Logits, -1, 7, 0, 1)), two_per({&model->output()}));
+  // The toy's 32 x 32 q projection: q_dim 32; position 7 attends over 8 positions, q·k then weights·v.
+  EXPECT_DOUBLE_EQ(op_flops(*model, op_span("sdpa", OpGroup::Attn, 1, 7, 0, 1)), 4.0 * 32 * 8);
+  // Unknown: a prefill span's batch, activation-bound ops, a layer past the model's.
+  EXPECT_DOUBLE_EQ(op_flops(*model, op_span("qkv", OpGroup::Attn, 1, 0, 0, 1, 0, true)), 0);
+  EXPECT_DOUBLE_EQ(op_flops(*model, op_span("rms_attn", OpGroup::Rms, 1, 7, 0, 1)), 0);
+  EXPECT_DOUBLE_EQ(op_flops(*model, op_span("o", OpGroup::Attn, 2, 7, 0, 1)), 0);
+}
+
+TEST(OpWork, ALocalLayerAttendsOnlyOverItsWindow) {
+  test::ToyShape shape;
+  shape.sliding_window = 4;
+  shape.sliding_window_pattern = 2;  // layer 0 local, layer 1 global
+  auto model = test::make_toy_model(shape);
+  const uint64_t kv = 1024;
+  EXPECT_EQ(op_bytes(*model, kv, op_span("sdpa", OpGroup::Attn, 0, 7, 0, 1)), 4u * 512u);
+  EXPECT_EQ(op_bytes(*model, kv, op_span("sdpa", OpGroup::Attn, 1, 7, 0, 1)), 8u * 512u);
+  EXPECT_DOUBLE_EQ(op_flops(*model, op_span("sdpa", OpGroup::Attn, 0, 7, 0, 1)), 4.0 * 32 * 4);
+  EXPECT_DOUBLE_EQ(op_flops(*model, op_span("sdpa", OpGroup::Attn, 0, 2, 0, 1)), 4.0 * 32 * 3);  // inside the window
+  EXPECT_DOUBLE_EQ(op_flops(*model, op_span("sdpa", OpGroup::Attn, 1, 7, 0, 1)), 4.0 * 32 * 8);
+}
+
+TEST(OpWork, TheSummaryGivesEachOpItsFlopsPerStepAndRate) {
+  std::vector<OpSpan> spans;
+  for (int step = 0; step < 2; ++step)
+    for (int layer = 0; layer < 2; ++layer) {
+      OpSpan s = op_span("down", OpGroup::Ffn, layer, step, 0, 50.0);  // 50 us
+      s.bytes = 2'000'000;
+      s.flops = 4e6;
+      spans.push_back(s);
+    }
+  const TimelineSummary t = summarize_timeline(spans);
+  ASSERT_EQ(t.top_ops.size(), 1u);
+  const OpTotal& down = t.top_ops[0];
+  EXPECT_DOUBLE_EQ(down.ms, 0.1);      // two layers of 50 us per step
+  EXPECT_DOUBLE_EQ(down.mflop, 8.0);   // two layers of 4 MFLOP per step
+  EXPECT_DOUBLE_EQ(down.gflops(), 80.0);
+  EXPECT_DOUBLE_EQ(down.intensity(), 2.0);  // 8 MFLOP over 4 MB
+  const nlohmann::json j = t;
+  EXPECT_DOUBLE_EQ(j["ops"][0]["gflops"].get<double>(), 80.0);
+}
+
 TEST(OpBytes, ARecordedTimelineCarriesBytesIntoItsTrace) {
   auto model = test::make_toy_model();
   test::ToyBackend toy;
@@ -106,6 +160,8 @@ TEST(OpBytes, ARecordedTimelineCarriesBytesIntoItsTrace) {
   for (const OpSpan& s : r.spans)
     if (s.name == "qkv" && s.layer == 0) {
       EXPECT_EQ(s.bytes, w0.wq->bytes + w0.wk->bytes + w0.wv->bytes);
+      EXPECT_DOUBLE_EQ(s.flops, s.prefill ? 0 : op_flops(*model, s));
+      EXPECT_EQ(s.flops > 0, !s.prefill);
       ++qkv;
     }
   EXPECT_EQ(qkv, 4);  // the toy prefills token by token: two prefill steps, two decode steps
@@ -119,6 +175,7 @@ TEST(OpBytes, ARecordedTimelineCarriesBytesIntoItsTrace) {
   for (const auto& e : trace["traceEvents"])
     if (e.value("name", "") == "qkv L0") {
       EXPECT_EQ(e["args"]["bytes"], w0.wq->bytes + w0.wk->bytes + w0.wv->bytes);
+      if (e["args"]["step"] == 3) EXPECT_GT(e["args"]["flops"].get<double>(), 0);  // a decode step
       found = true;
     }
   EXPECT_TRUE(found);

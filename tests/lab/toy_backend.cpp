@@ -51,6 +51,8 @@ std::shared_ptr<const Model> make_toy_model(const ToyShape& s) {
   hp.n_vocab = s.n_vocab;
   hp.n_ctx_train = s.n_ctx;
   hp.rope_dim = hp.head_dim;
+  hp.sliding_window = s.sliding_window;
+  hp.sliding_window_pattern = s.sliding_window_pattern;
   Vocabulary vocab;
   for (uint32_t i = 0; i < s.n_vocab; ++i) vocab.tokens.push_back("t" + std::to_string(i));
   vocab.bos_id = 1;

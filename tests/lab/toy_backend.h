@@ -25,6 +25,8 @@ struct ToyShape {
   uint32_t n_vocab = 96;
   uint32_t n_ctx = 256;
   uint32_t seed = 1;
+  uint32_t sliding_window = 0;          // HParams' fields of the same names
+  uint32_t sliding_window_pattern = 0;
 };
 
 // Random F32 weights (fixed seed) in memory, named as GGUF names them.

@@ -119,7 +119,7 @@ class TestRooflinePanel : public QObject {
     QCOMPARE(p->prefill_intensity(), 8.0);
     QCOMPARE(p->decode_flop_s(), 1e8 * 10.0);
     QCOMPARE(p->decode_intensity(), 1e8 / (2.0e9 / 10.0));
-    QCOMPARE(compute_ceiling_kind(*p), QString("nominal"));
+    QCOMPARE(compute_ceiling_kind(p->compute_ceiling, p->compute_ceiling_source), QString("nominal"));
     RooflineModel m;
     m.set_points({*p});
     QCOMPARE(m.index(0, RooflineModel::kPrefillFlops).data().toString(), QString("10.0 GFLOP/s"));
@@ -148,7 +148,7 @@ class TestRooflinePanel : public QObject {
     QCOMPARE(q->prefill_bytes, 1e6 + 4 * 1000.0);
     QVERIFY(q->flops_source.contains("hyperparameters"));
     QCOMPARE(q->compute_ceiling, 5e13);
-    QCOMPARE(compute_ceiling_kind(*q), QString("passport"));
+    QCOMPARE(compute_ceiling_kind(q->compute_ceiling, q->compute_ceiling_source), QString("passport"));
     // Without model or passport the run keeps its decode point and says it has no ceiling.
     const auto bare = roofline_point(old);
     QVERIFY(bare.has_value());

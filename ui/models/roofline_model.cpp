@@ -38,9 +38,8 @@ QString format_flop_s(double flop_s) {
   return QString("%1 MFLOP/s").arg(flop_s / 1e6, 0, 'f', 1);
 }
 
-QString compute_ceiling_kind(const RooflinePoint& p) {
-  if (p.compute_ceiling <= 0) return QObject::tr("none");
-  const QString s = p.compute_ceiling_source;
+QString compute_ceiling_kind(double flops, const QString& s) {
+  if (flops <= 0) return QObject::tr("none");
   if (s.startsWith("nominal")) return QObject::tr("nominal");
   if (s.startsWith("passport")) return QObject::tr("passport");
   if (s.startsWith("measured")) return QObject::tr("measured");
@@ -85,7 +84,7 @@ std::optional<RooflinePoint> roofline_point(const RunRecord& run, const QString&
     p.compute_ceiling = c->value("flops", 0.0);
     p.compute_ceiling_source = QString::fromStdString(c->value("source", ""));
   } else if (passport) {
-    const ComputeCeiling c = compute_ceiling(*passport, clock_from_cpu_model(passport->host.cpu_model));
+    const ComputeCeiling c = stored_compute_ceiling(*passport);
     p.compute_ceiling = c.flops;
     p.compute_ceiling_source = QString::fromStdString(c.source);
   } else {
@@ -172,7 +171,7 @@ QVariant RooflineModel::data(const QModelIndex& index, int role) const {
     case kComputeCeiling:
       if (role == Qt::ToolTipRole) return p.compute_ceiling_source;
       if (p.compute_ceiling <= 0) return tr("none");
-      return QString("%1 (%2)").arg(format_flop_s(p.compute_ceiling), compute_ceiling_kind(p));
+      return QString("%1 (%2)").arg(format_flop_s(p.compute_ceiling), compute_ceiling_kind(p.compute_ceiling, p.compute_ceiling_source));
     default: return {};
   }
 }

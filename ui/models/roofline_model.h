@@ -50,9 +50,9 @@ struct RooflinePoint {
 std::optional<RooflinePoint> roofline_point(const RunRecord& run, const QString& model_name = {},
                                             const ModelRecord* model = nullptr, const Passport* passport = nullptr);
 
-// The ceiling's origin in a word for tables and legends: "measured", "nominal", "passport" or
-// "none" (the full text is compute_ceiling_source).
-QString compute_ceiling_kind(const RooflinePoint& p);
+// A compute ceiling's origin in a word for tables and legends: "measured", "nominal", "passport"
+// or "none", from its FLOP/s and its full source text (ComputeCeiling::source).
+QString compute_ceiling_kind(double flops, const QString& source);
 
 // "4488" (GB/s of 100 and more without decimals), "17.3", "0.42".
 QString format_gbs(double gbs);

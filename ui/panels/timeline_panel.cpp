@@ -28,6 +28,7 @@
 #include "ui/models/timeline_spread_model.h"
 #include "ui/models/op_roofline_model.h"
 #include "ui/charts/op_roofline_chart.h"
+#include "ui/charts/compute_roofline_chart.h"
 #include "ui/panels/chart_export_actions.h"
 
 namespace p64::ui {
@@ -41,6 +42,7 @@ struct TimelineOps {
   std::vector<OpSpan> spans;
   RunRecord run;
   double read_gbs = 0;  // the run's passport read ceiling; 0 when it measured none
+  ComputeCeiling compute;
 };
 }  // namespace
 
@@ -102,24 +104,7 @@ TimelinePanel::TimelinePanel(Workbench& wb, QWidget* parent) : Panel(wb, parent)
   tabs_->addTab(averages, tr("Per-layer averages"));
   tabs_->addTab(table_, tr("Averages table"));
   tabs_->addTab(spread_table_, tr("Spread across steps"));
-  roofline_ = new OpRooflineModel(this);
-  auto* roofline_sorted = new QSortFilterProxyModel(this);
-  roofline_sorted->setSourceModel(roofline_);
-  roofline_sorted->setSortRole(Qt::UserRole);
-  auto* roofline_table = new QTableView(this);
-  roofline_table->setModel(roofline_sorted);
-  roofline_table->setSortingEnabled(true);
-  roofline_table->sortByColumn(-1, Qt::AscendingOrder);
-  roofline_table->verticalHeader()->hide();
-  roofline_table->horizontalHeader()->setStretchLastSection(true);
-  roofline_view_ = new QChartView(new QChart, this);
-  roofline_view_->setRenderHint(QPainter::Antialiasing);
-  roofline_view_->setMinimumWidth(420);  // a splitter never shown would leave the chart no width
-  auto* roofline_split = new QSplitter(Qt::Horizontal, this);
-  roofline_split->addWidget(roofline_table);
-  roofline_split->addWidget(roofline_view_);
-  roofline_split->setStretchFactor(1, 1);
-  tabs_->addTab(roofline_split, tr("Per-op bandwidth"));
+  tabs_->addTab(make_roofline_tab(), tr("Per-op roofline"));
 
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(tracks_);
@@ -139,10 +124,42 @@ TimelinePanel::TimelinePanel(Workbench& wb, QWidget* parent) : Panel(wb, parent)
   fill_layer_split_chart(layer_view_->chart(), *split_);
   fill_token_split_chart(token_view_->chart(), *split_);
   fill_op_roofline_chart(roofline_view_->chart(), *roofline_);
+  fill_op_compute_roofline_chart(op_compute_view_->chart(), *roofline_, {});
   reload();
 }
 
-QList<QChartView*> TimelinePanel::chart_views() const { return {layer_view_, token_view_, roofline_view_}; }
+QWidget* TimelinePanel::make_roofline_tab() {
+  roofline_ = new OpRooflineModel(this);
+  auto* sorted = new QSortFilterProxyModel(this);
+  sorted->setSourceModel(roofline_);
+  sorted->setSortRole(Qt::UserRole);
+  auto* table = new QTableView(this);
+  table->setModel(sorted);
+  table->setSortingEnabled(true);
+  table->sortByColumn(-1, Qt::AscendingOrder);
+  table->verticalHeader()->hide();
+  table->horizontalHeader()->setStretchLastSection(true);
+  auto chart_view = [this] {
+    auto* v = new QChartView(new QChart, this);
+    v->setRenderHint(QPainter::Antialiasing);
+    v->setMinimumSize(420, 240);  // a splitter never shown would leave the chart no room
+    return v;
+  };
+  roofline_view_ = chart_view();
+  op_compute_view_ = chart_view();
+  auto* charts = new QSplitter(Qt::Vertical, this);
+  charts->addWidget(roofline_view_);
+  charts->addWidget(op_compute_view_);
+  auto* tab = new QSplitter(Qt::Horizontal, this);
+  tab->addWidget(table);
+  tab->addWidget(charts);
+  tab->setStretchFactor(1, 1);
+  return tab;
+}
+
+QList<QChartView*> TimelinePanel::chart_views() const {
+  return {layer_view_, token_view_, roofline_view_, op_compute_view_};
+}
 
 void TimelinePanel::reload() {
   query_store<TimelineRuns>(
@@ -178,7 +195,11 @@ void TimelinePanel::show_run(qint64 run_id) {
             if (auto p = s.passport(r->passport_id)) {
               const auto j = nlohmann::json::parse(p->json, nullptr, false);
               try {
-                if (j.is_object()) o.read_gbs = j.get<Passport>().measured.read_gbs;
+                if (j.is_object()) {
+                  const Passport passport = j.get<Passport>();
+                  o.read_gbs = passport.measured.read_gbs;
+                  o.compute = stored_compute_ceiling(passport);
+                }
               } catch (const std::exception&) {  // a passport this build cannot read: no ceiling
               }
             }
@@ -189,8 +210,9 @@ void TimelinePanel::show_run(qint64 run_id) {
         shown_run_ = o.run_id;
         tracks_->set_spans(o.spans);
         spread_->set_spans(o.spans);
-        roofline_->set_ops(summarize_timeline(o.spans).top_ops, o.read_gbs);
+        roofline_->set_ops(summarize_timeline(o.spans).top_ops, o.read_gbs, o.compute);
         fill_op_roofline_chart(roofline_view_->chart(), *roofline_);
+        fill_op_compute_roofline_chart(op_compute_view_->chart(), *roofline_, QString::fromStdString(o.run.device));
         split_->set_spans(std::move(o.spans));
         fill_layer_split_chart(layer_view_->chart(), *split_);
         fill_token_split_chart(token_view_->chart(), *split_);

@@ -31,6 +31,7 @@ class TimelinePanel : public Panel {
   TimelineTrackView* track_view() const { return tracks_; }
   QChartView* layer_view() const { return layer_view_; }
   QChartView* token_view() const { return token_view_; }
+  QChartView* op_compute_view() const { return op_compute_view_; }
   QLabel* trace_note() const { return trace_note_; }
   // Where "Open in Perfetto" offers to write: beside the store, named for the run.
   QString default_trace_path() const;
@@ -45,10 +46,13 @@ class TimelinePanel : public Panel {
   void run_shown(qint64 run_id);
 
  private:
+  QWidget* make_roofline_tab();  // the per-op table beside its bandwidth bars and compute roofline
+
   TimelineSplitModel* split_;
   TimelineSpreadModel* spread_;
   OpRooflineModel* roofline_;
   QChartView* roofline_view_;
+  QChartView* op_compute_view_;
   QComboBox* run_box_;
   QLabel* summary_;
   QPushButton* fit_;
