@@ -1,6 +1,7 @@
 // p64lab_screenshots: renders every panel of the workbench window offscreen (QWidget::grab) into
 // <out dir>/<panel id>.png, for docs/images and the README; the Timeline panel's track view
-// also alone, as timeline-track.png, and zoomed on one decode step, timeline-track-step.png.
+// also alone, as timeline-track.png, and zoomed on one decode step, timeline-track-step.png, and
+// the panel on its per-op roofline tab, timeline-roofline.png.
 // Usage: p64lab_screenshots <out dir> [--db STORE] [--model MODEL] [--panel ID]... [--chat MESSAGE] [--ab]
 //        [--ab-b-model MODEL]
 // With --db the panels show that store's runs; with --model the model is opened first; with
@@ -18,6 +19,7 @@
 #include <QPlainTextEdit>
 #include <QSpinBox>
 #include <QStringList>
+#include <QTabWidget>
 #include <QTemporaryDir>
 
 #include <cstdio>
@@ -172,6 +174,17 @@ int main(int argc, char** argv) {
         std::printf("%s\n", qPrintable(track));
       }
       view->fit();
+      // The per-op roofline tab: the table beside its bandwidth bars and compute roofline.
+      QTabWidget* tabs = timeline->tabs();
+      for (int i = 0; i < tabs->count(); ++i)
+        if (tabs->tabText(i) == QObject::tr("Per-op roofline")) tabs->setCurrentIndex(i);
+      const QString roofline = QDir(args.out_dir).filePath("timeline-roofline.png");
+      if (!window.grab().save(roofline, "PNG")) {
+        std::fprintf(stderr, "p64lab_screenshots: cannot write %s\n", qPrintable(roofline));
+        return 1;
+      }
+      std::printf("%s\n", qPrintable(roofline));
+      tabs->setCurrentIndex(0);
     }
   }
   if (written == 0) {

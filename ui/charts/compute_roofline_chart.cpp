@@ -71,7 +71,7 @@ void draw_roofline(QChart* chart, const QMap<QString, Roof>& roofs, const std::v
     ceiling_top = std::max(ceiling_top, r.ceiling_flop_s / 1e9);
   }
   QLogValueAxis* x = make_decade_axis(x_lo / 2, x_hi * 2, QObject::tr("arithmetic intensity, FLOP per byte read (log)"));
-  QLogValueAxis* y = make_decade_axis(y_lo / 2, std::max(y_hi * 2, ceiling_top * 1.2), QObject::tr("achieved GFLOP/s (log)"));
+  QLogValueAxis* y = make_decade_axis(y_lo / 2, std::max(y_hi * 2, ceiling_top * 1.2), QObject::tr("GFLOP/s (log)"));
   chart->addAxis(x, Qt::AlignBottom);
   chart->addAxis(y, Qt::AlignLeft);
   const double xa = x->min(), xb = x->max();

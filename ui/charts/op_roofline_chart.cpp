@@ -45,8 +45,10 @@ void fill_op_roofline_chart(QChart* chart, const OpRooflineModel& model) {
   chart->addSeries(series);
   auto* y = new QBarCategoryAxis;
   y->append(names);
+  y->setTruncateLabels(false);  // Qt elides category labels to "…" long before they crowd
   auto* x = new QValueAxis;
   x->setRange(0, top * 1.02);
+  x->applyNiceNumbers();
   x->setLabelFormat("%.0f");
   x->setTitleText(QObject::tr("GB/s over the op's own spans (time with timing on)"));
   chart->addAxis(y, Qt::AlignLeft);

@@ -147,13 +147,14 @@ QWidget* TimelinePanel::make_roofline_tab() {
   };
   roofline_view_ = chart_view();
   op_compute_view_ = chart_view();
-  auto* charts = new QSplitter(Qt::Vertical, this);
+  auto* charts = new QSplitter(Qt::Horizontal, this);
   charts->addWidget(roofline_view_);
   charts->addWidget(op_compute_view_);
-  auto* tab = new QSplitter(Qt::Horizontal, this);
+  auto* tab = new QSplitter(Qt::Vertical, this);
   tab->addWidget(table);
   tab->addWidget(charts);
-  tab->setStretchFactor(1, 1);
+  tab->setStretchFactor(0, 2);
+  tab->setStretchFactor(1, 3);
   return tab;
 }
 

@@ -32,6 +32,7 @@ class TimelinePanel : public Panel {
   QChartView* layer_view() const { return layer_view_; }
   QChartView* token_view() const { return token_view_; }
   QChartView* op_compute_view() const { return op_compute_view_; }
+  QTabWidget* tabs() const { return tabs_; }
   QLabel* trace_note() const { return trace_note_; }
   // Where "Open in Perfetto" offers to write: beside the store, named for the run.
   QString default_trace_path() const;
