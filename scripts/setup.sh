@@ -14,7 +14,10 @@ DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y --no-install-recommends 
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libqt6svg6-dev libgl-dev libxkbcommon-dev \
   libvulkan-dev glslc mesa-vulkan-drivers vulkan-validationlayers \
   libsqlite3-dev sqlite3 googletest libgtest-dev nlohmann-json3-dev libcli11-dev libpcre2-dev \
-  clang-14 libclang-rt-14-dev xvfb dpkg-dev file appstream
+  clang-14 libclang-rt-14-dev xvfb dpkg-dev file appstream \
+  g++-mingw-w64-x86-64 wine64 nsis tcl
+# The Windows stage's SQLite and PCRE2, cross-built from Debian's source packages (apt-get source).
+BUILD_DIR=build-windows scripts/windows-deps.sh
 
 BUILD=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo

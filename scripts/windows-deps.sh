@@ -6,7 +6,8 @@
 # built again. Header-only dependencies (nlohmann-json, CLI11, the Vulkan headers) are linked
 # into the prefix from the host, so the cross build never sees all of /usr/include.
 #   scripts/windows-deps.sh [BUILD_DIR]   (default build-windows; prefix: BUILD_DIR/deps/prefix)
-# Needs root for apt (adds a deb-src entry beside the deb one when there is none).
+# Needs root (or sudo) for apt: installs what is missing and adds a deb-src entry beside the
+# deb one when there is none.
 set -euo pipefail
 shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
@@ -19,10 +20,14 @@ HOST=x86_64-w64-mingw32
 NICE=${NICE-nice -n 15}
 JOBS=${JOBS:-2}
 
+# Installing packages and adding the deb-src entry need root: sudo where this is not root.
+as_root() { if (($(id -u) == 0)); then "$@"; else sudo "$@"; fi; }
 # apt's download methods run as the user _apt and write their temporary files under $TMPDIR;
 # some machines have a /tmp only root may write to.
 apt_get() {
-  if [[ $(stat -c %a /tmp) == 1777 ]]; then apt-get "$@"; else TMPDIR=/var/tmp apt-get "$@"; fi
+  local run=()
+  [[ $1 == source ]] || run=(as_root)  # `apt-get source` writes into the current folder only
+  if [[ $(stat -c %a /tmp) == 1777 ]]; then "${run[@]}" apt-get "$@"; else "${run[@]}" env TMPDIR=/var/tmp apt-get "$@"; fi
 }
 need_packages() {
   local missing=()
@@ -44,7 +49,7 @@ add_deb_src() {
   grep -q '^Types:.*deb-src' "$list" && return 0
   # Each deb stanza again as deb-src: same URIs, suites, components and key.
   { echo; awk 'BEGIN{RS=""; ORS="\n\n"} /(^|\n)Types: deb(\n|$)/ {print}' "$list" \
-    | sed 's/^Types: deb$/Types: deb-src/'; } >>"$list"
+    | sed 's/^Types: deb$/Types: deb-src/'; } | as_root tee -a "$list" >/dev/null
   apt_get update >&2
 }
 fetch_source() {  # fetch_source <source package> -> prints the unpacked folder

@@ -32,7 +32,8 @@ constexpr const char* kSets = "opt.kv_f16=1;opt.int8_activations=0";
 constexpr const char* kQuick = " --backend cpu --runs 2 --warmup 0 --tokens 4 --prompt-tokens 4 --quality-tokens 8";
 
 std::string quick_flags(const TwoModels& m) {
-  return "explore --models " + m.a + "," + m.b + " --sets '" + kSets + "'" + kQuick + " --db " + m.db;
+  // Double quotes: sh and Windows' command line (the tests run under wine too) both take them.
+  return "explore --models " + m.a + "," + m.b + " --sets \"" + kSets + "\"" + kQuick + " --db " + m.db;
 }
 
 size_t ab_runs(Store& s) {
@@ -81,7 +82,8 @@ TEST(ExplorePlan, SetsSplitOnSemicolonsAndEveryMistakeIsNamed) {
 
   // The derived id follows the plan: the same plan resumes, another set is another explore.
   ExplorePlan same = p;
-  same.models = {fs::relative(p.models[0]).string()};  // another spelling of the same file
+  const fs::path model(p.models[0]);
+  same.models = {(model.parent_path() / "." / model.filename()).string()};  // another spelling of the same file
   EXPECT_EQ(explore_name(p), explore_name(same));
   ExplorePlan other = p;
   other.sets = {"opt.int8_activations=0"};
@@ -110,11 +112,16 @@ TEST(ExplorePlan, PlanFileModelsAreTakenFromItsFolderAndUnknownFieldsRefused) {
 // then `explore show` reprints the same matrix from the store.
 TEST(ExploreCli, TwoModelsTimesTwoSetsStoresFourVerdictsAndShowReprintsThem) {
   TwoModels m;
-  const std::string plan = test::write_file(
-      m.dir, "plan.json",
-      R"({"id": "night", "models": [")" + m.a + R"(", "stories-copy.p64"], "baseline": "backend=cpu",
-          "sets": ["opt.kv_f16=1", "opt.int8_activations=0"],
-          "runs": 2, "warmup": 0, "tokens": 4, "prompt_tokens": 4, "quality_tokens": 8})");
+  const nlohmann::json plan_json = {{"id", "night"},
+                                    {"models", {m.a, "stories-copy.p64"}},  // a Windows path needs JSON's escapes
+                                    {"baseline", "backend=cpu"},
+                                    {"sets", {"opt.kv_f16=1", "opt.int8_activations=0"}},
+                                    {"runs", 2},
+                                    {"warmup", 0},
+                                    {"tokens", 4},
+                                    {"prompt_tokens", 4},
+                                    {"quality_tokens", 8}};
+  const std::string plan = test::write_file(m.dir, "plan.json", plan_json.dump());
   const test::CliRun r = test::run_p64("explore --plan " + plan + " --json --db " + m.db);
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
@@ -268,9 +275,9 @@ TEST(ExploreCli, BadInputIsNamedAndLeavesTheStoreAlone) {
     std::string args, says;
   };
   const Case cases[] = {
-      {"explore" + models + " --sets 'opt.kv_f16=1;opt.nosuch=1'", "p64: error: explore: set 2 'opt.nosuch=1': cpu backend: unknown switch 'nosuch'"},
-      {"explore" + models + " --sets 'threads=4'", "p64: error: explore: set 1 'threads=4': 'threads=4' is not opt.NAME=VALUE"},
-      {"explore" + models + " --sets 'opt.kv_f16=1;'", "p64: error: explore: --sets: set 2 is empty"},
+      {"explore" + models + " --sets \"opt.kv_f16=1;opt.nosuch=1\"", "p64: error: explore: set 2 'opt.nosuch=1': cpu backend: unknown switch 'nosuch'"},
+      {"explore" + models + " --sets \"threads=4\"", "p64: error: explore: set 1 'threads=4': 'threads=4' is not opt.NAME=VALUE"},
+      {"explore" + models + " --sets \"opt.kv_f16=1;\"", "p64: error: explore: --sets: set 2 is empty"},
       {"explore --models " + m.a + "," + (m.dir / "gone.p64").string() + " --sets opt.kv_f16=1 --db " + m.db,
        "p64: error: explore: model 2 '" + (m.dir / "gone.p64").string() + "': no such file or folder"},
       {"explore" + models + " --sets opt.kv_f16=1 --runs 1", "p64: error: explore: runs 1 is outside 2..1000"},

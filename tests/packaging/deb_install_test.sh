@@ -17,7 +17,10 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 step() { echo "== $*"; }
 
 step "cpack -G DEB"
-cpack --config "$BUILD/CPackConfig.cmake" -G DEB -B "$WORK/pkg" > "$WORK/cpack.log" 2>&1 ||
+# gzip instead of the release's xz: what the package holds is under test, not how tightly it is
+# packed, and xz on the CUDA-carrying binaries costs half a minute of CI.
+cpack --config "$BUILD/CPackConfig.cmake" -G DEB -B "$WORK/pkg" -D CPACK_DEBIAN_COMPRESSION_TYPE=gzip \
+  > "$WORK/cpack.log" 2>&1 ||
   { cat "$WORK/cpack.log" >&2; fail "cpack could not build the .deb"; }
 shopt -s nullglob
 debs=("$WORK"/pkg/*.deb)
