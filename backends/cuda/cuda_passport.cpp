@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_check.h"
+#include "backends/cuda/cuda_peak_flops.h"
 #include "backends/cuda/kernels.h"
 
 namespace p64::cuda {
@@ -56,8 +57,11 @@ Passport collect_cuda_passport(int dev, cudaStream_t stream) {
   d.subgroup_size = uint32_t(attr(cudaDevAttrWarpSize, dev));
   const double mem_khz = attr(cudaDevAttrMemoryClockRate, dev), bus_bits = attr(cudaDevAttrGlobalMemoryBusWidth, dev);
   d.peak_bandwidth_gbs = mem_khz * 1e3 * 2.0 * bus_bits / 8.0 / 1e9;  // DDR: two transfers per clock
-  const double sm_khz = attr(cudaDevAttrClockRate, dev);
-  d.peak_flops = sm_khz * 1e3 * double(d.multiprocessors) * 128.0 * 2.0;  // fp32 FMA lanes per SM (Hopper)
+  const PeakFlops peak = peak_flops(attr(cudaDevAttrComputeCapabilityMajor, dev),
+                                    attr(cudaDevAttrComputeCapabilityMinor, dev), int(d.multiprocessors),
+                                    attr(cudaDevAttrClockRate, dev) / 1e6);
+  d.peak_flops = peak.flops;
+  d.peak_flops_source = peak.what;
 
   // Bandwidth: buffer >= 8x L2 and >= 1 GiB, but never more than a quarter of what is free.
   size_t bytes = std::max<size_t>(size_t(1) << 30, 8 * size_t(d.l2_bytes));

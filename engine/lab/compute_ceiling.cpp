@@ -57,7 +57,8 @@ CpuClock host_cpu_clock() {
 
 ComputeCeiling compute_ceiling(const Passport& p, const CpuClock& clock) {
   const DeviceFacts& d = p.device;
-  if (d.peak_flops > 0) return {d.peak_flops, "passport: " + d.backend + " device figures"};
+  if (d.peak_flops > 0)
+    return {d.peak_flops, "passport: " + (d.peak_flops_source.empty() ? d.backend + " device figures" : d.peak_flops_source)};
   if (d.backend != "cpu") return {0, "none: the " + d.backend + " passport gives no peak FLOP/s"};
   if (const MeasuredCompute& m = p.compute; m.fp32_flops > 0) {
     // The int8 kernels multiply-accumulate int8 pairs, which the model's FLOP count counts as

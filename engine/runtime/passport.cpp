@@ -200,7 +200,7 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(HostFacts, cpu_model, cpu_id, lo
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(DeviceFacts, backend, name, vendor, driver_version, api_version,
                                                 compute_capability, device_type, multiprocessors, memory_bytes,
                                                 l2_bytes, subgroup_size, timestamp_period_ns, peak_bandwidth_gbs,
-                                                peak_flops, pci_bus_id)
+                                                peak_flops, peak_flops_source, pci_bus_id)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(MeasuredBandwidth, read_gbs, copy_gbs, buffer_bytes, repeats)
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE_WITH_DEFAULT(BuildFacts, version, git_revision, compiler, flags, backends)
 

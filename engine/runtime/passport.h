@@ -36,6 +36,7 @@ struct DeviceFacts {
   double timestamp_period_ns = 0;  // Vulkan timestampPeriod; 0 when not applicable
   double peak_bandwidth_gbs = 0;   // from the device's own figures (0 when it gives none)
   double peak_flops = 0;           // compute ceiling used by the roofline (0 when unknown)
+  std::string peak_flops_source;   // how peak_flops was counted (empty in passports stored before it was said)
   std::string pci_bus_id;          // CUDA: "0000:65:00.0", how NVML finds the same card; else empty
 };
 

@@ -67,6 +67,10 @@ TEST(ComputeCeiling, PassportPeakFirstThenNominalCpuThenNoneWithTheReason) {
   const ComputeCeiling g = compute_ceiling(gpu, {});
   EXPECT_EQ(g.flops, 6.7e13);
   EXPECT_NE(g.source.find("passport"), std::string::npos) << g.source;
+  // A passport that says how its peak was counted passes that on; the JSON keeps it.
+  gpu.device.peak_flops_source = "fp16 tensor cores, dense, f32 accumulate: 4096 FLOP per SM and clock";
+  EXPECT_EQ(compute_ceiling(gpu, {}).source, "passport: " + gpu.device.peak_flops_source);
+  EXPECT_EQ(nlohmann::json(gpu).get<Passport>().device.peak_flops_source, gpu.device.peak_flops_source);
 
   const ComputeCeiling c = compute_ceiling(cpu_passport("avx512", 4, "fma avx2 avx512f"), {2.5, "CPU model name"});
   EXPECT_DOUBLE_EQ(c.flops, 4 * 16 * 2 * 2.5e9);
