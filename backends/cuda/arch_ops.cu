@@ -108,8 +108,8 @@ __global__ void __launch_bounds__(kRowThreads) post_norm_add_kernel(const float*
   for (int64_t i = threadIdx.x; i < n; i += kRowThreads) xr[i] += w[i] * (scale * yr[i]);
 }
 
-__global__ void geglu_kernel(const float* __restrict__ g, const float* __restrict__ u, float* __restrict__ out,
-                             int64_t n) {
+// out may be gate (the decode step writes the product over it): no __restrict__.
+__global__ void geglu_kernel(const float* g, const float* u, float* out, int64_t n) {
   dependency_wait();
   const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i < n) out[i] = geglu(g[i], u[i]);

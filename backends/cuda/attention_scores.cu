@@ -12,6 +12,7 @@
 // the cache in place.
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -124,7 +125,10 @@ __global__ void __launch_bounds__(kRowWarps * 32) prefill_attn_scored_kernel(con
 
 template <bool F16>
 void launch_scored_split(const AttnLaunch& a, const AttnScores& s, cudaStream_t stream) {
-  const dim3 grid(unsigned(a.n_head_kv), unsigned(attention_max_splits(a.max_ctx, a.chunk)));
+  // A block per possible split (most exit at once at short contexts), within the grid's y limit:
+  // a block walks every gridDim.y-th split in use.
+  const int splits = std::min(attention_max_splits(a.max_ctx, a.chunk), 65535);
+  const dim3 grid(unsigned(a.n_head_kv), unsigned(splits));
   const int D = a.head_dim;
   auto* kernel = D <= 32    ? attn_scored_split_kernel<F16, 1>
                  : D <= 64  ? attn_scored_split_kernel<F16, 2>
