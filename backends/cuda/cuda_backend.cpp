@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/arch_kernels.h"
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/cuda_passport.h"
 #include "backends/cuda/gemv_bench.h"
@@ -19,6 +20,7 @@
 #include "backends/cuda/rope_freqs.h"
 #include "backends/cuda/tiled_weights.h"
 #include "engine/common/error.h"
+#include "engine/model/architecture.h"
 #include "engine/quant/dtype.h"
 #include "engine/quant/quant.h"
 #include "engine/runtime/backend_registry.h"
@@ -42,7 +44,43 @@ struct DevLayer {
   const float* attn_norm = nullptr;
   const float* ffn_norm = nullptr;
   DevMatrix wq, wk, wv, wo, gate, up, down;
+  // The tensors only some architectures have; null where the model has none.
+  const float* qkv_bias = nullptr;  // bq | bk | bv end to end (qwen2)
+  const float* q_norm = nullptr;    // qwen3, gemma3
+  const float* k_norm = nullptr;
+  const float* post_attn_norm = nullptr;  // gemma2, gemma3
+  const float* post_ffn_norm = nullptr;
 };
+
+// The steps beyond the Llama block that a model needs (arch_kernels.h), resolved at load from
+// its architecture's table and hyperparameters. All off: the Llama step, launch for launch.
+struct ArchSteps {
+  bool qkv_heads = false;  // bias, q/k norm, RoPE over halves, LongRope's factor or a local base
+  bool halves = false;
+  float rope_scale = 1.f;
+  bool geglu = false;
+  float embd_scale = 0.f;  // > 0: sqrt(n_embd) (gemma)
+  bool post_norms = false;
+  std::vector<bool> scored;  // per layer: attention through attention_scores.cu
+  std::vector<AttnScores> scores;
+  bool any() const {
+    return qkv_heads || geglu || embd_scale > 0.f || post_norms ||
+           std::find(scored.begin(), scored.end(), true) != scored.end();
+  }
+};
+
+// A fused matrix's rows [first, first + count) as a matrix of their own (phi3's qkv and gate_up).
+// `t` holds plain blocks, whose rows lie end to end.
+TensorView row_range(const TensorView& t, int64_t first, int64_t count, const char* part) {
+  const uint64_t row_bytes = dtype_row_bytes(t.dtype, uint64_t(t.row_length()));
+  TensorView v = t;
+  v.name = t.name + " (" + part + " rows)";
+  v.ne[1] = count;
+  v.ne[2] = v.ne[3] = 1;
+  v.data = t.data + uint64_t(first) * row_bytes;
+  v.bytes = uint64_t(count) * row_bytes;
+  return v;
+}
 
 // What parse_switches() reads from the table; every field is set there (the table owns the defaults).
 struct Switches {
@@ -330,6 +368,13 @@ class CudaBackend final : public Backend {
 
   std::string name() const override { return "cuda"; }
   std::vector<SwitchInfo> switches() const override { return switch_table(); }
+  // Named, not taken from the table: a new architecture's steps must be added here before it
+  // runs (docs/cuda-backend.md lists the steps each one adds to the Llama block).
+  bool runs_architecture(std::string_view arch) const override {
+    return arch == "llama" || arch == "qwen2" || arch == "qwen3" || arch == "phi3" || arch == "gemma2" ||
+           arch == "gemma3";
+  }
+  bool runs_sliding_window() const override { return true; }
   uint32_t max_context() const override { return max_ctx_; }
   uint64_t device_memory_peak() const override { return device_bytes_; }
   uint64_t kv_bytes_per_position() const override {
@@ -359,6 +404,10 @@ class CudaBackend final : public Backend {
       P64_CUDA_CHECK(cudaMemcpyAsync(host_logits_.data(), d_logits_, host_logits_.size() * sizeof(float),
                                      cudaMemcpyDeviceToHost, stream_));
       P64_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      // final logit soft-capping (gemma2) on the host: the device's argmax is the uncapped
+      // logits', which the cap (monotonic) leaves where it was, as the CPU's argmax does
+      if (hp_.final_softcap > 0.f)
+        for (float& x : host_logits_) x = hp_.final_softcap * std::tanh(x / hp_.final_softcap);
       host_logits_valid_ = true;
     }
     return host_logits_;
@@ -374,6 +423,8 @@ class CudaBackend final : public Backend {
     return p;
   }
   DevMatrix upload_matrix(const TensorView& t, uint8_t*& cursor);
+  void resolve_arch_steps();
+  QkvHeads qkv_heads_launch(uint32_t layer) const;
   uint32_t tiled_dtype(const TensorView& t) const;
   int32_t step(int32_t token, int32_t pos);
   void capture_step_graph();
@@ -426,6 +477,7 @@ class CudaBackend final : public Backend {
 
   DevMatrix embd_, output_;
   const float* output_norm_ = nullptr;
+  ArchSteps arch_;
   std::vector<DevLayer> layers_;
   uint8_t* k_cache_ = nullptr;
   uint8_t* v_cache_ = nullptr;
@@ -447,6 +499,8 @@ class CudaBackend final : public Backend {
   unsigned* d_attn_arrivals_ = nullptr;  // attn_tail_combine: split blocks arrived, per kv head
   float* d_logits_ = nullptr;
   float* d_inv_freq_ = nullptr;
+  float* d_inv_freq_local_ = nullptr;  // the local layers' own RoPE base (gemma3); null: d_inv_freq_
+  float* d_post_ = nullptr;            // [n_embd]: the o / down product before its post-norm (gemma)
   StepState* d_state_ = nullptr;
   StepState* h_state_ = nullptr;  // pinned
   std::vector<float> host_logits_;
@@ -566,11 +620,38 @@ DevMatrix CudaBackend::upload_matrix(const TensorView& stored, uint8_t*& cursor)
   return m;
 }
 
+// "" when the CUDA backend can run this model's architecture steps at max_ctx positions, else
+// why not, naming the file, the architecture and the missing piece (before any device work).
+std::string arch_steps_problem(const Model& model, uint32_t max_ctx) {
+  const HParams& hp = model.hparams();
+  const std::string where = "CUDA backend: " + model.source() + ": a " + hp.arch + " model";
+  // LongRope: the short factors serve contexts up to original_context; the long ones are not implemented.
+  if (hp.rope_scaling.type == RopeScalingType::LongRope && max_ctx > hp.rope_scaling.original_context)
+    return where + ": a context of " + std::to_string(max_ctx) + " positions is past the " +
+           std::to_string(hp.rope_scaling.original_context) +
+           " that its short LongRope factors serve, and its long factors are not implemented; lower max_context "
+           "(--ctx) to at most " + std::to_string(hp.rope_scaling.original_context);
+  for (const LayerWeights& L : model.layers())
+    for (const TensorView* t : {L.wqkv, L.w_gate_up})
+      if (t && dtype_is_soa(t->dtype))
+        return where + ": its fused matrix " + t->name + " is " + std::string(dtype_name(t->dtype)) +
+               ", whose rows the CUDA backend cannot split into their parts; convert it without SoA layouts";
+  if ((model.architecture().has(ArchRole::QNorm) || model.architecture().has(ArchRole::Bq)) && hp.head_dim > 256)
+    return where + ": head_dim " + std::to_string(hp.head_dim) + " is past the 256 of the q/k/v heads kernel";
+  return "";
+}
+
 void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions& options) {
+  if (!model) throw Error("CUDA backend: load() without a model");
+  check_backend_runs(*this, *model);  // before any device work: names the file and its architecture
+  {
+    uint32_t ctx = options.max_context;
+    if (model->hparams().n_ctx_train > 0) ctx = std::min(ctx, model->hparams().n_ctx_train);
+    if (const std::string why = arch_steps_problem(*model, ctx); !why.empty()) throw Error(why);
+  }
   ensure_device(options.device);
   release();
   batched_.reset();
-  if (!model) throw Error("CUDA backend: load() without a model");
   sw_ = parse_switches(options);
   P64_CUDA_CHECK(cudaDeviceGetAttribute(&multiprocessors_, cudaDevAttrMultiProcessorCount, device_));
   model_ = model;
@@ -596,36 +677,70 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   const bool tied = &model->output() == &model->token_embd();
   if (!tied) count(&model->output());
   for (const auto& L : model->layers()) {
-    for (const TensorView* t : {L.attn_norm, L.wq, L.wk, L.wv, L.wo, L.ffn_norm, L.w_gate, L.w_up, L.w_down}) {
-      if (!t) throw Error("CUDA backend: " + model->source() + ": a layer lacks one of its tensors");
+    const bool qkv = (L.wq && L.wk && L.wv) || L.wqkv, gate_up = (L.w_gate && L.w_up) || L.w_gate_up;
+    if (!qkv || !gate_up || !L.attn_norm || !L.wo || !L.ffn_norm || !L.w_down)
+      throw Error("CUDA backend: " + model->source() + ": a layer lacks one of its tensors");
+    for (const TensorView* t : {L.attn_norm, L.wq, L.wk, L.wv, L.wo, L.ffn_norm, L.w_gate, L.w_up, L.w_down, L.bq, L.bk,
+                                L.bv, L.q_norm, L.k_norm, L.post_attn_norm, L.post_ffn_norm, L.wqkv, L.w_gate_up})
       count(t);
-    }
+    if (L.wqkv) weight_bytes += 3 * 256;  // its q, k and v rows go up as three aligned matrices
+    if (L.w_gate_up) weight_bytes += 2 * 256;
   }
   uint8_t* cursor = static_cast<uint8_t*>(alloc(weight_bytes, "weights"));
-  auto upload_f32 = [&](const TensorView& t) {
-    if (t.dtype != DType::F32) throw Error("CUDA backend: norm tensor " + t.name + " must be F32");
-    P64_CUDA_CHECK(cudaMemcpy(cursor, t.data, t.elements() * sizeof(float), cudaMemcpyHostToDevice));
+  // Vectors (norm weights, biases) end to end from the first cursor, as floats.
+  auto upload_f32s = [&](std::initializer_list<const TensorView*> parts) {
     const float* p = reinterpret_cast<const float*>(cursor);
-    cursor += align_up(t.bytes, 256);
+    uint64_t at = 0;
+    for (const TensorView* t : parts) {
+      if (t->dtype != DType::F32) throw Error("CUDA backend: norm or bias tensor " + t->name + " must be F32");
+      P64_CUDA_CHECK(cudaMemcpy(cursor + at, t->data, t->elements() * sizeof(float), cudaMemcpyHostToDevice));
+      at += uint64_t(t->elements()) * sizeof(float);
+    }
+    cursor += align_up(at, 256);
     return p;
   };
+  auto upload_f32 = [&](const TensorView& t) { return upload_f32s({&t}); };
   embd_ = upload_matrix(model->token_embd(), cursor);
   output_norm_ = upload_f32(model->output_norm());
   output_ = tied ? embd_ : upload_matrix(model->output(), cursor);
   layers_.clear();
+  const int64_t Q = hp.q_dim(), KV = hp.kv_dim(), F = hp.n_ff;
   for (const auto& L : model->layers()) {
     DevLayer d;
     d.attn_norm = upload_f32(*L.attn_norm);
-    d.wq = upload_matrix(*L.wq, cursor);
-    d.wk = upload_matrix(*L.wk, cursor);
-    d.wv = upload_matrix(*L.wv, cursor);
+    if (L.wqkv) {
+      // fused qkv (phi3): its q, k and v rows go up as three matrices
+      std::vector<uint8_t> plain;
+      const TensorView qkv = plain_blocks(*L.wqkv, plain);
+      d.wq = upload_matrix(row_range(qkv, 0, Q, "q"), cursor);
+      d.wk = upload_matrix(row_range(qkv, Q, KV, "k"), cursor);
+      d.wv = upload_matrix(row_range(qkv, Q + KV, KV, "v"), cursor);
+    } else {
+      d.wq = upload_matrix(*L.wq, cursor);
+      d.wk = upload_matrix(*L.wk, cursor);
+      d.wv = upload_matrix(*L.wv, cursor);
+    }
     d.wo = upload_matrix(*L.wo, cursor);
     d.ffn_norm = upload_f32(*L.ffn_norm);
-    d.gate = upload_matrix(*L.w_gate, cursor);
-    d.up = upload_matrix(*L.w_up, cursor);
+    if (L.w_gate_up) {
+      // fused gate_up (phi3): gate rows, then up rows, as two matrices
+      std::vector<uint8_t> plain;
+      const TensorView gu = plain_blocks(*L.w_gate_up, plain);
+      d.gate = upload_matrix(row_range(gu, 0, F, "gate"), cursor);
+      d.up = upload_matrix(row_range(gu, F, F, "up"), cursor);
+    } else {
+      d.gate = upload_matrix(*L.w_gate, cursor);
+      d.up = upload_matrix(*L.w_up, cursor);
+    }
     d.down = upload_matrix(*L.w_down, cursor);
+    if (L.bq) d.qkv_bias = upload_f32s({L.bq, L.bk, L.bv});
+    if (L.q_norm) d.q_norm = upload_f32(*L.q_norm);
+    if (L.k_norm) d.k_norm = upload_f32(*L.k_norm);
+    if (L.post_attn_norm) d.post_attn_norm = upload_f32(*L.post_attn_norm);
+    if (L.post_ffn_norm) d.post_ffn_norm = upload_f32(*L.post_ffn_norm);
     layers_.push_back(d);
   }
+  resolve_arch_steps();
 
   // ---- KV cache
   const bool float_model = model->layers().front().wq->dtype == DType::F32;
@@ -676,6 +791,20 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   d_inv_freq_ = static_cast<float*>(alloc(std::max<size_t>(1, inv.size()) * sizeof(float), "rope frequencies"));
   if (!inv.empty())
     P64_CUDA_CHECK(cudaMemcpy(d_inv_freq_, inv.data(), inv.size() * sizeof(float), cudaMemcpyHostToDevice));
+  d_inv_freq_local_ = nullptr;
+  if (hp.rope_base_local > 0.f) {
+    // Local layers with their own base rotate unscaled (gemma3), as the CPU backend's do.
+    HParams local = hp;
+    local.rope_base = hp.rope_base_local;
+    local.rope_scaling = {};
+    local.rope_freq_factors.clear();
+    const std::vector<float> inv_local = rope_inv_freq(local);
+    d_inv_freq_local_ = static_cast<float*>(alloc(std::max<size_t>(1, inv_local.size()) * sizeof(float), "local rope frequencies"));
+    if (!inv_local.empty())
+      P64_CUDA_CHECK(cudaMemcpy(d_inv_freq_local_, inv_local.data(), inv_local.size() * sizeof(float),
+                                cudaMemcpyHostToDevice));
+  }
+  d_post_ = arch_.post_norms ? static_cast<float*>(alloc(hp.n_embd * sizeof(float), "post-norm input")) : nullptr;
   d_state_ = static_cast<StepState*>(alloc(sizeof(StepState), "step state"));
   P64_CUDA_CHECK(cudaMallocHost(&h_state_, sizeof(StepState)));
   std::memset(h_state_, 0, sizeof(StepState));
@@ -687,6 +816,60 @@ void CudaBackend::load(std::shared_ptr<const Model> model, const BackendOptions&
   P64_CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
+// What the model adds to the Llama step: from its layers' tensors (as the CPU branches on them),
+// its architecture's table and its hyperparameters.
+void CudaBackend::resolve_arch_steps() {
+  const HParams& hp = hp_;
+  const Architecture& table = model_->architecture();
+  ArchSteps s;
+  s.halves = hp.rope_layout == RopeLayout::Halves;
+  s.rope_scale = hp.rope_attn_factor;
+  s.qkv_heads = s.halves || s.rope_scale != 1.f || hp.rope_base_local > 0.f;
+  for (const DevLayer& L : layers_) {
+    s.qkv_heads = s.qkv_heads || L.qkv_bias || L.q_norm;
+    s.post_norms = s.post_norms || L.post_attn_norm || L.post_ffn_norm;
+  }
+  s.geglu = table.ffn_activation == FfnActivation::GeluTanh;
+  s.embd_scale = table.embd_scaled ? std::sqrt(float(hp.n_embd)) : 0.f;
+  // A layer's attention leaves the Llama kernels where its scores differ from theirs: a scale
+  // other than 1/sqrt(head_dim), a soft-cap, or a window this cache is long enough to cross.
+  const float llama_scale = 1.0f / std::sqrt(float(hp.head_dim));
+  for (uint32_t l = 0; l < hp.n_layer; ++l) {
+    AttnScores sc;
+    sc.scale = hp.attn_scale();
+    sc.softcap = hp.attn_softcap;
+    sc.window = hp.layer_is_local(l) ? int(hp.sliding_window) : 0;
+    const bool crosses_window = sc.window > 0 && max_ctx_ > uint32_t(sc.window);
+    s.scored.push_back(sc.softcap > 0.f || crosses_window || sc.scale != llama_scale);
+    s.scores.push_back(sc);
+  }
+  arch_ = std::move(s);
+}
+
+QkvHeads CudaBackend::qkv_heads_launch(uint32_t li) const {
+  const DevLayer& L = layers_[li];
+  QkvHeads h;
+  h.qkv = d_qkv_;
+  h.ld = int64_t(hp_.q_dim()) + 2 * int64_t(hp_.kv_dim());
+  h.bias = L.qkv_bias;
+  h.q_norm = L.q_norm;
+  h.k_norm = L.k_norm;
+  h.eps = hp_.rms_eps;
+  h.inv_freq = d_inv_freq_local_ && hp_.layer_is_local(li) ? d_inv_freq_local_ : d_inv_freq_;
+  h.n_head = int(hp_.n_head);
+  h.n_head_kv = int(hp_.n_head_kv);
+  h.head_dim = int(hp_.head_dim);
+  h.rope_dim = int(hp_.rope_dim);
+  h.halves = arch_.halves;
+  h.rope_scale = arch_.rope_scale;
+  h.k_cache = k_cache_ + li * kv_layer_bytes_;
+  h.v_cache = v_cache_ + li * kv_layer_bytes_;
+  h.kv_f16 = kv_f16_;
+  h.max_ctx = int(max_ctx_);
+  h.state = d_state_;
+  return h;
+}
+
 // The batched prefill reads the resident weights, KV cache, rope frequencies and logits
 // buffer; it allocates only its own scratch (prefill_runner.h).
 void CudaBackend::load_batched_prefill() {
@@ -696,9 +879,24 @@ void CudaBackend::load_batched_prefill() {
   pm.embd = mat(embd_);
   pm.output = mat(output_);
   pm.output_norm = output_norm_;
-  for (const DevLayer& L : layers_)
-    pm.layers.push_back(PrefillLayer{L.attn_norm, L.ffn_norm, mat(L.wq), mat(L.wk), mat(L.wv), mat(L.wo),
-                                     mat(L.gate), mat(L.up), mat(L.down)});
+  for (const DevLayer& L : layers_) {
+    PrefillLayer p{L.attn_norm, L.ffn_norm, mat(L.wq), mat(L.wk), mat(L.wv), mat(L.wo), mat(L.gate), mat(L.up),
+                   mat(L.down)};
+    p.qkv_bias = L.qkv_bias;
+    p.q_norm = L.q_norm;
+    p.k_norm = L.k_norm;
+    p.post_attn_norm = L.post_attn_norm;
+    p.post_ffn_norm = L.post_ffn_norm;
+    pm.layers.push_back(p);
+  }
+  pm.arch.embd_scale = arch_.embd_scale;
+  pm.arch.qkv_heads = arch_.qkv_heads;
+  pm.arch.halves = arch_.halves;
+  pm.arch.rope_scale = arch_.rope_scale;
+  pm.arch.geglu = arch_.geglu;
+  pm.arch.inv_freq_local = d_inv_freq_local_;
+  pm.arch.scored = arch_.scored;
+  pm.arch.scores = arch_.scores;
   pm.k_cache = k_cache_;
   pm.v_cache = v_cache_;
   pm.kv_layer_bytes = kv_layer_bytes_;
@@ -718,6 +916,7 @@ void CudaBackend::load_batched_prefill() {
 // blocks of 32 rows) and the fused gate-up (its epilogue quantizes the hidden vector).
 bool CudaBackend::can_fuse_norm() const {
   const HParams& hp = hp_;
+  if (arch_.any()) return false;  // the architecture's steps run between the unfused ops
   if (sw_.act_bits == 0 || !sw_.fused_gate_up || hp.n_embd % 32 || hp.n_ff % 32 || hp.head_dim % 32) return false;
   for (const DevLayer& L : layers_)
     if (L.gate.dtype != L.up.dtype) return false;
@@ -739,6 +938,7 @@ bool CudaBackend::all_on_int_path(bool with_o) const {
 // shared memory holds.
 bool CudaBackend::can_use_prologue() const {
   const HParams& hp = hp_;
+  if (arch_.any()) return false;  // as can_fuse_norm
   if (sw_.act_bits != 16 || fuse_norm_ || sw_.swiglu_quant || sw_.gemv_rows != 2 || !sw_.gemv_reg_cap) return false;
   if (hp.n_embd % 32 || hp.n_ff % 32 || hp.n_embd > kGemvPrologueMaxN || hp.n_ff > kGemvPrologueMaxN) return false;
   return all_on_int_path(/*with_o=*/false);
@@ -820,9 +1020,13 @@ void CudaBackend::enqueue_step() {
     return f;
   };
 
-  op("embed", OpGroup::Other, -1,
-     [&] { launch_embed(embd_.dtype, embd_.d, embd_.rows, embd_.n, embd_.nb, d_state_, d_x_, stream_); });
-  const bool rope_in_qkv = sw_.qkv_rope && sw_.gemv_rows >= 2;
+  op("embed", OpGroup::Other, -1, [&] {
+    launch_embed(embd_.dtype, embd_.d, embd_.rows, embd_.n, embd_.nb, d_state_, d_x_, stream_);
+    // embedding scaled by sqrt(n_embd) (gemma)
+    if (arch_.embd_scale > 0.f) launch_scale(d_x_, E, arch_.embd_scale, stream_);
+  });
+  // The GEMV's RoPE epilogue rotates adjacent pairs only; qkv_heads does the rest (arch_kernels.h).
+  const bool rope_in_qkv = sw_.qkv_rope && sw_.gemv_rows >= 2 && !arch_.qkv_heads;
   // gemv_prologue: the GEMVs after a norm (and down) make their own input from these vectors
   const bool pro = prologue_;
   auto own_input = [&](const float* x, const float* norm) {
@@ -855,10 +1059,15 @@ void CudaBackend::enqueue_step() {
     });
     uint8_t* kc = k_cache_ + li * kv_layer_bytes_;
     uint8_t* vc = v_cache_ + li * kv_layer_bytes_;
-    if (!rope_in_qkv) op("rope", OpGroup::Attn, l, [&] {  // rope + kv_write in one kernel
-      launch_rope_kv_write(d_qkv_, d_inv_freq_, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
-                           int(hp.rope_dim), kc, vc, kv_f16_, int(max_ctx_), d_state_, stream_);
-    });
+    if (arch_.qkv_heads) {
+      // qkv bias (qwen2), q/k norm (qwen3, gemma3), RoPE over halves, kv_write
+      op("qkv_heads", OpGroup::Attn, l, [&] { launch_qkv_heads(qkv_heads_launch(li), stream_); });
+    } else if (!rope_in_qkv) {
+      op("rope", OpGroup::Attn, l, [&] {  // rope + kv_write in one kernel
+        launch_rope_kv_write(d_qkv_, d_inv_freq_, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
+                             int(hp.rope_dim), kc, vc, kv_f16_, int(max_ctx_), d_state_, stream_);
+      });
+    }
     AttnLaunch a{};
     a.q = d_qkv_;
     a.k_cache = kc;
@@ -883,11 +1092,25 @@ void CudaBackend::enqueue_step() {
     a.quantize_out = int_path(L.wo) && hp.head_dim % 32 == 0;
     a.state = d_state_;
     a.tail_counter = d_attn_arrivals_;
-    op("sdpa", OpGroup::Attn, l, [&] { launch_attention_decode(a, stream_); });
+    const bool scored = arch_.scored[li];
+    if (scored) {
+      // scale, soft-cap or sliding window (attention_scores.cu): the plain split geometry
+      a.lanes = false;
+      a.stream_kv = false;
+      a.max_splits = 0;
+      a.early = false;
+      a.tail_counter = nullptr;
+    }
+    op("sdpa", OpGroup::Attn, l, [&] {
+      if (scored) launch_attention_scored(a, arch_.scores[li], stream_);
+      else launch_attention_decode(a, stream_);
+    });
     if (!a.tail_counter) op("sdpa_combine", OpGroup::Attn, l, [&] { launch_attention_combine(a, stream_); });
+    // gemma: the o product is stored, normed, then added to the residual (post_attn_norm)
+    const bool post_attn = L.post_attn_norm != nullptr;
     op("o", OpGroup::Attn, l, [&] {
       const DevMatrix* m[1] = {&L.wo};
-      float* o[1] = {d_x_};
+      float* o[1] = {post_attn ? d_post_ : d_x_};
       prefetch_next({&L.gate, &L.up});
       if (fused) {
         gemv(m, o, 1, GemvMode::AddTo, mixed.xf, mixed, Q, residual_epilogue(L.ffn_norm, d_ssq_ffn_));
@@ -897,11 +1120,15 @@ void CudaBackend::enqueue_step() {
         // head_dim not a multiple of 32: quantize the whole attention output instead
         launch_rmsnorm_quant(act_.xf, nullptr, 0.f, Q, act_, stream_);
       }
-      gemv(m, o, 1, GemvMode::AddTo, act_.xf, act_, Q);
+      gemv(m, o, 1, post_attn ? GemvMode::Store : GemvMode::AddTo, act_.xf, act_, Q);
     });
+    if (post_attn)
+      op("post_attn_norm", OpGroup::Rms, l,
+         [&] { launch_post_norm_add(d_post_, L.post_attn_norm, hp.rms_eps, E, 1, d_x_, stream_); });
     if (!fused && !pro)
       op("rms_ffn", OpGroup::Rms, l, [&] { launch_rmsnorm_quant(d_x_, L.ffn_norm, hp.rms_eps, E, act_, stream_, sw_.rms_batched); });
-    const bool fuse = sw_.fused_gate_up && L.gate.dtype == L.up.dtype;
+    // GeGLU (gemma) takes the unfused gate and up GEMVs: the fused epilogue is SwiGLU's
+    const bool fuse = sw_.fused_gate_up && L.gate.dtype == L.up.dtype && !arch_.geglu;
     const bool down_int = int_path(L.down);
     // swiglu_quant: the SwiGLU epilogue writes down's input into act_alt_ (gate_up reads act_)
     const bool swiglu_quant = sw_.swiglu_quant && !fused && fuse && down_int && int_path(L.gate) && F % 32 == 0;
@@ -928,14 +1155,17 @@ void CudaBackend::enqueue_step() {
           gemv(m, o, 1, GemvMode::Store, act_.xf, act_, E, {}, {}, own_input(d_x_, L.ffn_norm));
           gemv(m + 1, o + 1, 1, GemvMode::Store, act_.xf, act_, E, {}, {}, own_input(d_x_, L.ffn_norm));
         }
-        launch_swiglu(d_hidden_, d_hidden2_, d_hidden_, F, stream_);
+        if (arch_.geglu) launch_geglu(d_hidden_, d_hidden2_, d_hidden_, F, stream_);
+        else launch_swiglu(d_hidden_, d_hidden2_, d_hidden_, F, stream_);
       }
     });
     if (down_int && !fused && !swiglu_quant && !pro)
       op("ffn_quant", OpGroup::Ffn, l, [&] { launch_rmsnorm_quant(d_hidden_, nullptr, 0.f, F, act_, stream_); });
+    const bool post_ffn = L.post_ffn_norm != nullptr;  // as post_attn, after the FFN (gemma)
+    const GemvMode down_mode = post_ffn ? GemvMode::Store : GemvMode::AddTo;
     op("down", OpGroup::Ffn, l, [&] {
       const DevMatrix* m[1] = {&L.down};
-      float* o[1] = {d_x_};
+      float* o[1] = {post_ffn ? d_post_ : d_x_};
       if (last) prefetch_next({&output_});
       else prefetch_next({&layers_[li + 1].wq, &layers_[li + 1].wk, &layers_[li + 1].wv});
       if (fused) {
@@ -943,9 +1173,12 @@ void CudaBackend::enqueue_step() {
         gemv(m, o, 1, GemvMode::AddTo, mixed.xf, mixed, F, residual_epilogue(next_norm, d_ssq_attn_));
         return;
       }
-      if (swiglu_quant) return gemv(m, o, 1, GemvMode::AddTo, act_alt_.xf, act_alt_, F);
-      gemv(m, o, 1, GemvMode::AddTo, down_int ? act_.xf : d_hidden_, act_, F, {}, {}, own_input(d_hidden_, nullptr));
+      if (swiglu_quant) return gemv(m, o, 1, down_mode, act_alt_.xf, act_alt_, F);
+      gemv(m, o, 1, down_mode, down_int ? act_.xf : d_hidden_, act_, F, {}, {}, own_input(d_hidden_, nullptr));
     });
+    if (post_ffn)
+      op("post_ffn_norm", OpGroup::Rms, l,
+         [&] { launch_post_norm_add(d_post_, L.post_ffn_norm, hp.rms_eps, E, 1, d_x_, stream_); });
   }
   if (!fused && !pro)
     op("rms_final", OpGroup::Rms, -1,

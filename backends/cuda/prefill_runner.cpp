@@ -42,6 +42,9 @@ BatchedPrefill::BatchedPrefill(PrefillModel model, const PrefillOptions& opt, in
     attn_ = alloc(C * ld_q_ * 2, "prefill attention output");
     gate_up_ = static_cast<float*>(alloc(C * 2 * hp.n_ff * sizeof(float), "prefill gate/up"));
     hidden_ = alloc(C * ld_f_ * 2, "prefill ffn hidden");
+    bool post_norms = false;
+    for (const PrefillLayer& L : m_.layers) post_norms = post_norms || L.post_attn_norm || L.post_ffn_norm;
+    if (post_norms) post_ = static_cast<float*>(alloc(C * hp.n_embd * sizeof(float), "prefill post-norm input"));
     if (opt_.split_k) {
       // Split-K partial sums: room for 8 splits of the widest matrix group that splits in
       // practice (q/k/v or the residual's width); the GEMM splits less where it does not fit.
@@ -113,8 +116,12 @@ void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last,
     if (hook) hook(name, group, layer, f);
     else f();
   };
-  op("embed", OpGroup::Other, -1,
-     [&] { launch_prefill_embed(m_.embd.dtype, m_.embd.w, m_.embd.nb, E, tokens, T, x_, stream); });
+  const PrefillArch& arch = m_.arch;
+  op("embed", OpGroup::Other, -1, [&] {
+    launch_prefill_embed(m_.embd.dtype, m_.embd.w, m_.embd.nb, E, tokens, T, x_, stream);
+    // embedding scaled by sqrt(n_embd) (gemma)
+    if (arch.embd_scale > 0.f) launch_scale(x_, int64_t(T) * E, arch.embd_scale, stream);
+  });
   for (size_t li = 0; li < m_.layers.size(); ++li) {
     const PrefillLayer& L = m_.layers[li];
     const int l = int(li);
@@ -127,10 +134,37 @@ void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last,
     });
     uint8_t* kc = m_.k_cache + li * m_.kv_layer_bytes;
     uint8_t* vc = m_.v_cache + li * m_.kv_layer_bytes;
-    op("rope", OpGroup::Attn, l, [&] {
-      launch_prefill_rope_kv(qkv_, qkv_w_, m_.inv_freq, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
-                             int(hp.rope_dim), kc, vc, m_.kv_f16, m_.max_ctx, pos, T, stream);
-    });
+    if (!arch.qkv_heads) {
+      op("rope", OpGroup::Attn, l, [&] {
+        launch_prefill_rope_kv(qkv_, qkv_w_, m_.inv_freq, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
+                               int(hp.rope_dim), kc, vc, m_.kv_f16, m_.max_ctx, pos, T, stream);
+      });
+    } else {
+      // qkv bias, q/k norm, RoPE of the model's pairing and the KV write (arch_kernels.h)
+      op("qkv_heads", OpGroup::Attn, l, [&] {
+        QkvHeads h;
+        h.qkv = qkv_;
+        h.ld = qkv_w_;
+        h.bias = L.qkv_bias;
+        h.q_norm = L.q_norm;
+        h.k_norm = L.k_norm;
+        h.eps = hp.rms_eps;
+        h.inv_freq = arch.inv_freq_local && hp.layer_is_local(uint32_t(li)) ? arch.inv_freq_local : m_.inv_freq;
+        h.n_head = int(hp.n_head);
+        h.n_head_kv = int(hp.n_head_kv);
+        h.head_dim = int(hp.head_dim);
+        h.rope_dim = int(hp.rope_dim);
+        h.halves = arch.halves;
+        h.rope_scale = arch.rope_scale;
+        h.k_cache = kc;
+        h.v_cache = vc;
+        h.kv_f16 = m_.kv_f16;
+        h.max_ctx = m_.max_ctx;
+        h.pos0 = pos;
+        h.T = T;
+        launch_qkv_heads(h, stream);
+      });
+    }
     op("sdpa", OpGroup::Attn, l, [&] {
       PrefillAttn a;
       a.q = qkv_;
@@ -147,13 +181,18 @@ void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last,
       a.out = attn_;
       a.ldo = ld_q_;
       a.group = opt_.attn_group;
-      launch_prefill_attention(a, stream);
+      if (!arch.scored.empty() && arch.scored[li]) launch_prefill_attention_scored(a, arch.scores[li], stream);
+      else launch_prefill_attention(a, stream);
     });
     op("o", OpGroup::Attn, l, [&] {
       const PrefillMatrix* mats[1] = {&L.wo};
-      float* outs[1] = {x_};
-      gemm(mats, outs, 1, attn_, ld_q_, T, E, true, stream);
+      float* outs[1] = {L.post_attn_norm ? post_ : x_};
+      gemm(mats, outs, 1, attn_, ld_q_, T, E, !L.post_attn_norm, stream);
     });
+    // post-attention rmsnorm before the residual add (gemma)
+    if (L.post_attn_norm)
+      op("post_attn_norm", OpGroup::Rms, l,
+         [&] { launch_post_norm_add(post_, L.post_attn_norm, hp.rms_eps, E, T, x_, stream); });
     op("rms_ffn", OpGroup::Rms, l,
        [&] { launch_prefill_rmsnorm(x_, E, L.ffn_norm, hp.rms_eps, E, T, xh_, ld_e_, stream); });
     op("gate_up", OpGroup::Ffn, l, [&] {
@@ -161,13 +200,21 @@ void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last,
       float* outs[2] = {gate_up_, gate_up_ + F};
       gemm(mats, outs, 2, xh_, ld_e_, T, 2 * F, false, stream);
     });
-    op("swiglu", OpGroup::Ffn, l,
-       [&] { launch_prefill_swiglu(gate_up_, gate_up_ + F, 2 * F, F, T, hidden_, ld_f_, stream); });
+    if (!arch.geglu)
+      op("swiglu", OpGroup::Ffn, l,
+         [&] { launch_prefill_swiglu(gate_up_, gate_up_ + F, 2 * F, F, T, hidden_, ld_f_, stream); });
+    else
+      op("geglu", OpGroup::Ffn, l,
+         [&] { launch_prefill_geglu(gate_up_, gate_up_ + F, 2 * F, F, T, hidden_, ld_f_, stream); });
     op("down", OpGroup::Ffn, l, [&] {
       const PrefillMatrix* mats[1] = {&L.down};
-      float* outs[1] = {x_};
-      gemm(mats, outs, 1, hidden_, ld_f_, T, E, true, stream);
+      float* outs[1] = {L.post_ffn_norm ? post_ : x_};
+      gemm(mats, outs, 1, hidden_, ld_f_, T, E, !L.post_ffn_norm, stream);
     });
+    // post-FFN rmsnorm before the residual add (gemma)
+    if (L.post_ffn_norm)
+      op("post_ffn_norm", OpGroup::Rms, l,
+         [&] { launch_post_norm_add(post_, L.post_ffn_norm, hp.rms_eps, E, T, x_, stream); });
   }
   if (!last) return;
   // Only the last token's logits are kept: its residual row, normed, times the output matrix.

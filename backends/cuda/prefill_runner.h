@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "backends/cuda/arch_kernels.h"
 #include "engine/model/hparams.h"
 #include "engine/runtime/timeline.h"
 
@@ -25,6 +26,25 @@ struct PrefillLayer {
   const float* attn_norm = nullptr;
   const float* ffn_norm = nullptr;
   PrefillMatrix wq, wk, wv, wo, gate, up, down;
+  // The tensors only some architectures have (arch_kernels.h); null where the model has none.
+  const float* qkv_bias = nullptr;  // bq | bk | bv
+  const float* q_norm = nullptr;
+  const float* k_norm = nullptr;
+  const float* post_attn_norm = nullptr;
+  const float* post_ffn_norm = nullptr;
+};
+// The steps beyond the Llama block, as the backend resolved them at load (cuda_backend.cpp's
+// ArchSteps); the defaults are the Llama block.
+struct PrefillArch {
+  float embd_scale = 0.f;  // > 0: the embedding times this (gemma)
+  bool qkv_heads = false;  // q/k/v finished by launch_qkv_heads instead of the rope kernel
+  bool halves = false;
+  float rope_scale = 1.f;
+  bool geglu = false;
+  const float* inv_freq_local = nullptr;  // the local layers' RoPE (gemma3); null: inv_freq
+  // Per layer: whether its attention takes the scored kernel, and with which scores.
+  std::vector<bool> scored;
+  std::vector<AttnScores> scores;
 };
 struct PrefillModel {
   HParams hp;
@@ -38,6 +58,7 @@ struct PrefillModel {
   int max_ctx = 0;
   const float* inv_freq = nullptr;
   float* logits = nullptr;     // [n_vocab]
+  PrefillArch arch;
 };
 
 // The backend's prefill switches.
@@ -84,6 +105,7 @@ class BatchedPrefill {
   void* attn_ = nullptr;       // f16 [chunk][ld_q]
   float* gate_up_ = nullptr;   // [chunk][2 n_ff]: gate | up
   void* hidden_ = nullptr;     // f16 [chunk][ld_f]
+  float* post_ = nullptr;      // [chunk][n_embd]: the o / down product before its post-norm (gemma)
   float* ws_ = nullptr;        // split-K partial sums
   int64_t ws_floats_ = 0;
 };

@@ -9,42 +9,15 @@
 #include <cstdio>
 
 #include "engine/common/error.h"
-#include "engine/format/convert.h"
-#include "engine/format/p64_reader.h"
 #include "engine/format/synth.h"
 #include "engine/lab/quality_gate.h"
 #include "engine/model/architecture.h"
-#include "engine/runtime/cpu_backend.h"
 #include "support/shared_files.h"
+#include "support/synth_arch_models.h"
 #include "vulkan_fixture.h"
 
 namespace p64::test {
 namespace {
-
-// A synth preset as P64, its matrices of `quant`, with weights spread enough that the blocks
-// move the residual stream (else greedy text repeats one token whatever they compute).
-std::shared_ptr<const Model> synth_model(const TempDir& dir, const std::string& preset, SynthQuant quant) {
-  SynthOptions o;
-  o.threads = 1;
-  o.sync = false;
-  o.weight_std = 0.125f;
-  const std::string name = preset + "-" + std::string(synth_quant_name(quant));
-  const std::string gguf = (dir / (name + ".gguf")).string(), p64 = (dir / (name + ".p64")).string();
-  write_synth(plan_synth(synth_preset(preset), quant), gguf, o);
-  convert_to_p64(gguf, p64, {});
-  return open_p64(p64);
-}
-
-// The CPU reference with float activations: on quantized weights it then reads the same values
-// as the Vulkan kernels, and only summation order differs.
-std::unique_ptr<Backend> cpu_reference(const std::shared_ptr<const Model>& model) {
-  auto cpu = make_cpu_backend();
-  BackendOptions o;
-  o.max_context = 256;
-  o.switches["int8_activations"] = "0";
-  cpu->load(model, o);
-  return cpu;
-}
 
 struct ArchCase {
   const char* preset;
@@ -53,7 +26,7 @@ struct ArchCase {
 
 class VulkanArchitecture : public VulkanTest, public ::testing::WithParamInterface<ArchCase> {
  protected:
-  std::shared_ptr<const Model> model() { return synth_model(dir_, GetParam().preset, GetParam().quant); }
+  std::shared_ptr<const Model> model() { return synth_arch_model(dir_, GetParam().preset, GetParam().quant); }
   std::unique_ptr<Backend> vulkan(const std::shared_ptr<const Model>& m,
                                   const std::map<std::string, std::string>& switches = {}) {
     auto vk = make_vulkan();
@@ -76,7 +49,7 @@ std::string case_name(const ::testing::TestParamInfo<ArchCase>& i) {
 TEST_P(VulkanArchitecture, TeacherForcedLogitsMatchCpu) {
   const auto m = model();
   ASSERT_NE(m->architecture().name, "llama");
-  auto cpu = cpu_reference(m);
+  auto cpu = cpu_float_reference(m);
   // The defaults, the other GEMV kernel, and the step with its norms and SwiGLU unfused.
   for (const std::map<std::string, std::string>& sw : std::vector<std::map<std::string, std::string>>{
            {}, {{"gemv_kernel", "scalar"}}, {{"fuse_norm", "0"}, {"fused_gate_up", "0"}}}) {
@@ -93,7 +66,7 @@ TEST_P(VulkanArchitecture, TeacherForcedLogitsMatchCpu) {
 
 TEST_P(VulkanArchitecture, GreedyTokensIdenticalToCpu) {
   const auto m = model();
-  auto cpu = cpu_reference(m);
+  auto cpu = cpu_float_reference(m);
   std::vector<int32_t> want = {1};
   for (int pos = 0; pos < 48; ++pos) want.push_back(cpu->decode_argmax(want.back(), pos));
   // With overlap=1 the extra dispatch sits between real barriers in a step otherwise ordered by
@@ -115,7 +88,7 @@ TEST_P(VulkanArchitecture, BatchedPrefillMatchesCpu) {
   const auto m = model();
   const uint32_t n_vocab = m->hparams().n_vocab;
   const auto toks = random_tokens(40, n_vocab, 43);
-  auto cpu = cpu_reference(m);
+  auto cpu = cpu_float_reference(m);
   const int32_t cpu_next = cpu->prefill(toks, 0);
   const std::vector<float> ref(cpu->logits().begin(), cpu->logits().end());
   const auto c2 = cpu->decode_logits(cpu_next, 40);
@@ -163,7 +136,7 @@ TEST_F(VulkanArchitectureRefusal, AnArchitectureItDoesNotRunIsRefusedAtLoadByFil
       EXPECT_NE(std::find(decoded.begin(), decoded.end(), arch), decoded.end()) << arch << " is claimed, not tested";
       continue;
     }
-    const auto m = synth_model(dir, "tiny-" + arch, SynthQuant::Q8_0);
+    const auto m = synth_arch_model(dir, "tiny-" + arch, SynthQuant::Q8_0);
     BackendOptions o;
     o.max_context = 64;
     const std::string e = error_of([&] { vk->load(m, o); });
