@@ -8,13 +8,13 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/common/error.h"
 #include "engine/format/convert.h"
 #include "engine/format/p64_reader.h"
 #include "engine/format/synth.h"
 #include "engine/lab/quality_gate.h"
 #include "engine/model/architecture.h"
-#include "engine/runtime/cpu_backend.h"
 #include "support/shared_files.h"
 #include "vulkan_fixture.h"
 
