@@ -1,7 +1,7 @@
 #include "app/common/register_backends.h"
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/runtime/backend_registry.h"
-#include "engine/runtime/cpu_backend.h"
 
 namespace p64 {
 #ifdef P64_HAVE_CUDA

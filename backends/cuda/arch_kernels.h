@@ -6,7 +6,7 @@
 // tuned Llama kernels (gemv.cu, attention.cu, prefill_attention.cu) keep their code. Each is
 // launched through launch_kernel and waits for its predecessor first (launch.cuh), in the decode
 // step's graph and in the batched prefill alike. Their math follows the CPU reference
-// (engine/runtime/cpu_backend.cpp, cpu_ops.cpp) step by step.
+// (backends/cpu/cpu_backend.cpp, cpu_ops.cpp) step by step.
 #include <cuda_runtime.h>
 
 #include <cstdint>

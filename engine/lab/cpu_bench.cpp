@@ -3,18 +3,18 @@
 #include <filesystem>
 #include <memory>
 
+#include "engine/common/cpu_isa.h"
 #include "engine/common/error.h"
 #include "engine/format/convert.h"
 #include "engine/format/p64_reader.h"
 #include "engine/format/synth.h"
 #include "engine/lab/decode_proxy.h"
 #include "engine/lab/lab_config.h"
-#include "engine/quant/dot.h"
 
 namespace p64 {
 namespace fs = std::filesystem;
 
-std::string default_cpu_bench_layout() { return dot::has_interleaved_kernels() ? "cpu-rows" : "plain"; }
+std::string default_cpu_bench_layout() { return has_interleaved_kernels() ? "cpu-rows" : "plain"; }
 
 std::vector<CpuBenchModel> default_cpu_bench_models() {
   return {{"smollm2-360m", "Q8_0"}, {"smollm2-360m", "Q4_K_M"}, {"llama-3.2-1b", "Q4_K_M"}};

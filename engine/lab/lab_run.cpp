@@ -4,17 +4,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/common/cpu_isa.h"
 #include "engine/format/open_model.h"
 #include "engine/format/source_model.h"
 #include "engine/lab/store_text.h"
-#include "engine/quant/dot.h"
-#include "engine/runtime/backend_registry.h"
 #include "engine/model/model.h"
+#include "engine/runtime/backend_registry.h"
 
 namespace p64 {
 
 ConvertOptions::Layout conversion_layout_for(const std::string& backend) {
-  const bool cpu_rows = !backend.empty() && resolve_backend_name(backend) == "cpu" && dot::has_interleaved_kernels();
+  const bool cpu_rows = !backend.empty() && resolve_backend_name(backend) == "cpu" && has_interleaved_kernels();
   return cpu_rows ? ConvertOptions::Layout::CpuRows : ConvertOptions::Layout::Keep;
 }
 

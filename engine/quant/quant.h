@@ -25,7 +25,7 @@ void quantize_row(DType type, const float* src, void* dst, int64_t n);
 
 // Row-interleaved forms (P64 dtypes 200-299) hold the same blocks with the rows of each group
 // side by side, so that one 512-bit vector holds the same four bytes of sixteen rows and a
-// VNNI dot product advances sixteen rows at once (engine/quant/dot_avx512_interleaved.h):
+// VNNI dot product advances sixteen rows at once (backends/cpu/dot_avx512_interleaved.h):
 //   Q8_0_R16: rows in groups of 16 (rows % 16 == 0), blocks in pairs (n % 64 == 0). Group g
 //   holds units of 1088 bytes, one per pair of blocks (2p, 2p + 1), in block order:
 //     [0, 32)      d of block 2p for rows 16g .. 16g + 15 (f16)

@@ -2,9 +2,9 @@
 // every GPU backend): stories260K teacher-forced and greedy, tiny quantized mixes against the
 // CPU on their dequantized twins, and batched prefill.
 
+#include "backends/cpu/cpu_backend.h"
 #include "cuda/cuda_test_support.h"
 #include "engine/lab/quality_gate.h"
-#include "engine/runtime/cpu_backend.h"
 #include "support/shared_files.h"
 #include "support/test_models.h"
 

@@ -7,9 +7,9 @@
 
 #include <set>
 
+#include "backends/cpu/cpu_backend.h"
 #include "cuda/cuda_test_support.h"
 #include "engine/lab/quality_gate.h"
-#include "engine/runtime/cpu_backend.h"
 #include "engine/runtime/timeline.h"
 #include "support/shared_files.h"
 #include "support/test_models.h"

@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/quant/dot.h"
+#include "backends/cpu/cpu_ops.h"
+#include "engine/common/cpu_isa.h"
 #include "engine/quant/quant.h"
-#include "engine/runtime/cpu_ops.h"
 
 namespace p64 {
 namespace {
@@ -17,7 +17,7 @@ namespace {
 // Each query of a group (its own causal length) matches the portable head, and gets the same
 // bits as when it is computed alone.
 TEST(CpuAttention, Avx512GroupMatchesPortableHeads) {
-  if (!dot::isa_supported(dot::Isa::Avx512)) GTEST_SKIP() << "this CPU has no AVX-512";
+  if (!isa_supported(Isa::Avx512)) GTEST_SKIP() << "this CPU has no AVX-512";
   std::mt19937 rng(4);
   std::normal_distribution<float> g(0.0f, 1.0f);
   for (const cpu::AttentionScores how : {cpu::AttentionScores{}, cpu::AttentionScores{0.3f, 2.0f, 17}})

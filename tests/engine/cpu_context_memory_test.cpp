@@ -5,8 +5,8 @@
 
 #include <string>
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/common/error.h"
-#include "engine/runtime/cpu_backend.h"
 #include "engine/runtime/host_memory.h"
 #include "support/test_models.h"
 

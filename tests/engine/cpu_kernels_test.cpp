@@ -8,15 +8,13 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/quant/dot.h"
-#include "engine/quant/dtype.h"
+#include "backends/cpu/dot.h"
 #include "engine/common/error.h"
+#include "engine/quant/dtype.h"
 #include "engine/quant/quant.h"
 
 namespace p64 {
 namespace {
-
-using dot::Isa;
 
 // Random but well-formed blocks: random quant bytes, fp16 scales in a sane range.
 std::vector<uint8_t> random_tensor(DType t, int64_t rows, int64_t n, std::mt19937& rng) {
@@ -116,7 +114,7 @@ dot::ActBatch token_of(const dot::ActBatch& x, int tok) {
 std::vector<Isa> simd_isas() {
   std::vector<Isa> v;
   for (Isa i : {Isa::Avx2, Isa::Avx512})
-    if (dot::isa_supported(i)) v.push_back(i);
+    if (isa_supported(i)) v.push_back(i);
   return v;
 }
 
@@ -127,7 +125,7 @@ TEST(CpuKernels, QuantizeActsSimdEqualsScalar) {
     std::vector<int8_t> q(512);
     std::vector<float> d(16), xs(32);
     dot::quantize_acts(isa, a.f32.data(), 512, q.data(), d.data(), xs.data());
-    EXPECT_EQ(0, std::memcmp(q.data(), a.q8.data(), 512)) << dot::isa_name(isa);
+    EXPECT_EQ(0, std::memcmp(q.data(), a.q8.data(), 512)) << isa_name(isa);
     for (int i = 0; i < 16; ++i) EXPECT_EQ(d[i], a.d8[i]);
     for (int i = 0; i < 32; ++i) EXPECT_EQ(xs[i], a.xs16[i]);
   }
@@ -156,7 +154,7 @@ TEST(CpuKernels, EverySimdKernelMatchesScalar) {
           const std::vector<float> got = run(isa, w, x.view, int8);
           double worst = 0;
           for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - ref[i]) / ref_scale);
-          EXPECT_LT(worst, 2e-5) << dtype_name(t) << " " << dot::isa_name(isa) << " ntok=" << ntok
+          EXPECT_LT(worst, 2e-5) << dtype_name(t) << " " << isa_name(isa) << " ntok=" << ntok
                                  << " int8=" << int8;
         }
       }
@@ -211,9 +209,9 @@ TEST(CpuKernels, AccumulateAddsToOutput) {
   std::vector<uint8_t> data = random_tensor(DType::Q8_0, 4, 256, rng);
   const dot::WeightMatrix w{DType::Q8_0, data.data(), 256, 4};
   Batch x = make_batch(256, 2, rng, Isa::Scalar);
-  std::vector<float> plain = run(dot::best_isa(), w, x.view, true);
+  std::vector<float> plain = run(best_isa(), w, x.view, true);
   std::vector<float> acc(plain.size(), 1.5f);
-  dot::matmul(dot::best_isa(), w, x.view, 0, 4, acc.data(), 4, true, true);
+  dot::matmul(best_isa(), w, x.view, 0, 4, acc.data(), 4, true, true);
   for (size_t i = 0; i < acc.size(); ++i) EXPECT_NEAR(acc[i], plain[i] + 1.5f, 1e-5f);
 }
 
@@ -238,7 +236,7 @@ TEST(CpuKernels, Int8KernelsMatchScalarAtRealRowLengths) {
       const std::vector<float> got = run(isa, w, x.view, true);
       double worst = 0;
       for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - ref[i]) / scale);
-      EXPECT_LT(worst, 2e-5) << dtype_name(c.t) << " n=" << c.n << " " << dot::isa_name(isa);
+      EXPECT_LT(worst, 2e-5) << dtype_name(c.t) << " n=" << c.n << " " << isa_name(isa);
     }
   }
 }
@@ -258,7 +256,7 @@ TEST(CpuKernels, ATokenGetsTheSameBitsInABatchAsAlone) {
         const std::vector<float> alone = run(isa, w, token_of(x.view, tok), true);
         for (int64_t r = 0; r < rows; ++r)
           EXPECT_EQ(alone[static_cast<size_t>(r)], batch[static_cast<size_t>(tok * rows + r)])
-              << dtype_name(t) << " " << dot::isa_name(isa) << " token " << tok << " row " << r;
+              << dtype_name(t) << " " << isa_name(isa) << " token " << tok << " row " << r;
       }
     }
   }
@@ -358,19 +356,19 @@ TEST(CpuKernels, RowInterleavedBlocks) {
         double scale = 0;
         for (float v : ref) scale = std::max(scale, std::fabs(static_cast<double>(v)));
         for (Isa isa : {Isa::Scalar, Isa::Avx2, Isa::Avx512}) {
-          if (!dot::isa_supported(isa)) continue;
+          if (!isa_supported(isa)) continue;
           const std::vector<float> got = run(isa, w, x.view, int8);
           if (isa == Isa::Avx512 && int8) {  // its own kernel: the sums in another order
             double worst = 0;
             for (size_t i = 0; i < ref.size(); ++i) worst = std::max(worst, std::fabs(double(got[i]) - ref[i]) / scale);
             EXPECT_LT(worst, 2e-5) << what << " ntok=" << ntok;
           } else {  // the rows gathered back to AoS: that type's kernel, exactly
-            EXPECT_EQ(got, run(isa, wa, x.view, int8)) << what << " " << dot::isa_name(isa) << " int8=" << int8;
+            EXPECT_EQ(got, run(isa, wa, x.view, int8)) << what << " " << isa_name(isa) << " int8=" << int8;
           }
         }
       }
     }
-    if (!dot::isa_supported(Isa::Avx512)) continue;
+    if (!isa_supported(Isa::Avx512)) continue;
     // A token alone gets the bits it gets in a batch; a row range off the groups' edges, with
     // accumulation, touches only its rows.
     Batch x = make_batch(n, 6, rng, Isa::Scalar);

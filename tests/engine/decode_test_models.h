@@ -7,9 +7,9 @@
 #include <sstream>
 #include <string>
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/format/convert.h"
 #include "engine/format/p64_reader.h"
-#include "engine/runtime/cpu_backend.h"
 #include "engine/runtime/session.h"
 #include "support/exit_status.h"
 #include "support/shared_files.h"

@@ -10,9 +10,9 @@
 
 #include <algorithm>
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/common/error.h"
 #include "engine/runtime/backend.h"
-#include "engine/runtime/cpu_backend.h"
 #include "forward_tiny_model.h"
 
 namespace p64 {

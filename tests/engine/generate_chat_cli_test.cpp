@@ -4,7 +4,7 @@
 #include <regex>
 
 #include "decode_test_models.h"
-#include "engine/quant/dot.h"
+#include "engine/common/cpu_isa.h"
 
 using namespace p64;
 
@@ -51,7 +51,7 @@ TEST(GenerateCli, CpuRowsFileGeneratesTheSameTextAndPlainOneGetsAHint) {
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_EQ(a.out, b.out);
   EXPECT_GT(a.out.size(), std::string("Once upon a time\n").size());
-  EXPECT_EQ(a.err.find("--cpu-rows") != std::string::npos, dot::has_interleaved_kernels()) << a.err;
+  EXPECT_EQ(a.err.find("--cpu-rows") != std::string::npos, has_interleaved_kernels()) << a.err;
   EXPECT_EQ(b.err.find("--cpu-rows"), std::string::npos) << b.err;
 }
 

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_backend.h"
 #include "decode_test_models.h"
 #include "engine/format/convert.h"
 #include "engine/format/p64_reader.h"
-#include "engine/runtime/cpu_backend.h"
 
 namespace p64 {
 namespace {

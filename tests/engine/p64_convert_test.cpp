@@ -8,12 +8,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/common/error.h"
 #include "engine/format/convert.h"
 #include "engine/format/crc32c.h"
 #include "engine/format/p64_reader.h"
 #include "engine/quant/quant.h"
-#include "engine/runtime/cpu_backend.h"
 #include "p64_test_model.h"
 #include "support/exit_status.h"
 #include "support/shared_files.h"

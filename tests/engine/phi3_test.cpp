@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_backend.h"
 #include "decode_test_models.h"
 #include "engine/format/convert.h"
 #include "engine/format/gguf_model.h"
@@ -24,7 +25,6 @@
 #include "engine/format/p64_reader.h"
 #include "engine/format/synth.h"
 #include "engine/model/architecture.h"
-#include "engine/runtime/cpu_backend.h"
 #include "fuzz/fuzz_samples.h"
 #include "support/cpu_logits.h"
 #include "support/safetensors_writer.h"

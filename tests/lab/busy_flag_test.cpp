@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/common/error.h"
 #include "engine/lab/decode_proxy.h"
 #include "engine/lab/machine_load.h"
-#include "engine/runtime/cpu_backend.h"
 #include "lab/toy_backend.h"
 
 namespace p64 {

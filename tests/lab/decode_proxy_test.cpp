@@ -3,10 +3,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/common/error.h"
 #include "engine/lab/ab.h"
 #include "engine/lab/timeline_run.h"
-#include "engine/runtime/cpu_backend.h"
 #include "lab/toy_backend.h"
 
 namespace p64 {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/common/register_backends.h"
+#include "backends/cpu/cpu_backend.h"
 #include "engine/common/error.h"
 #include "engine/decode_test_models.h"
 #include "engine/lab/depth_sweep.h"
@@ -12,7 +13,6 @@
 #include "engine/lab/report.h"
 #include "engine/lab/store.h"
 #include "engine/model/model.h"
-#include "engine/runtime/cpu_backend.h"
 #include "lab/toy_backend.h"
 #include "support/store_checks.h"
 

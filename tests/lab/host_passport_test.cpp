@@ -5,9 +5,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/common/cpu_isa.h"
 #include "engine/lab/compute_ceiling.h"
 #include "engine/lab/software_device.h"
-#include "engine/quant/dot.h"
 #include "engine/runtime/host_caches.h"
 #include "engine/runtime/host_compute.h"
 #include "engine/runtime/passport.h"
@@ -72,7 +72,7 @@ TEST(HostCaches, ThisHostsCachesAreOrderedAndInRange) {
 }
 
 TEST(HostCompute, TheKernelsIsaIsMeasuredAndAnUnknownOneSaysSo) {
-  const std::string isa(dot::isa_name(dot::best_isa()));
+  const std::string isa(isa_name(best_isa()));
   const MeasuredCompute none = measure_host_compute("scalar", 1, 1);
   EXPECT_EQ(none.fp32_flops, 0);
   EXPECT_NE(none.isa.find("none"), std::string::npos) << none.isa;

@@ -2,9 +2,9 @@
 
 #include <span>
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/format/convert.h"
 #include "engine/format/p64_reader.h"
-#include "engine/runtime/cpu_backend.h"
 #include "support/shared_files.h"
 
 namespace p64::test {

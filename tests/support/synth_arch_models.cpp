@@ -4,7 +4,7 @@
 
 #include "engine/format/convert.h"
 #include "engine/format/p64_reader.h"
-#include "engine/runtime/cpu_backend.h"
+#include "backends/cpu/cpu_backend.h"
 
 namespace p64::test {
 

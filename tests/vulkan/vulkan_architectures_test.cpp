@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/common/error.h"
 #include "engine/format/synth.h"
 #include "engine/lab/quality_gate.h"

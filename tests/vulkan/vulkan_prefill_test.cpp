@@ -4,10 +4,10 @@
 // decode after it against decode after the stepwise prefill.
 #include <cstdio>
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/decode_test_models.h"
 #include "engine/format/p64_reader.h"
 #include "engine/lab/quality_gate.h"
-#include "engine/runtime/cpu_backend.h"
 #include "vulkan_fixture.h"
 
 namespace p64::test {

@@ -2,9 +2,9 @@
 // logits (quality gate), greedy text, and batched prefill.
 #include <cstdio>
 
+#include "backends/cpu/cpu_backend.h"
 #include "engine/common/error.h"
 #include "engine/lab/quality_gate.h"
-#include "engine/runtime/cpu_backend.h"
 #include "support/shared_files.h"
 #include "vulkan_fixture.h"
 

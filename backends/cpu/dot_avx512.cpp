@@ -8,9 +8,9 @@
 #endif
 #define P64_DOT_VNNI 1
 #define P64_DOT_NS avx512
-#include "engine/quant/dot_x86.h"
-#include "engine/quant/dot_avx512_blocked.h"
-#include "engine/quant/dot_avx512_interleaved.h"
+#include "backends/cpu/dot_x86.h"
+#include "backends/cpu/dot_avx512_blocked.h"
+#include "backends/cpu/dot_avx512_interleaved.h"
 
 namespace p64::dot {
 void matmul_avx512(const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1, float* out, int64_t ldo,

@@ -1,4 +1,4 @@
-#include "engine/runtime/cpu_matmul.h"
+#include "backends/cpu/cpu_matmul.h"
 
 #include <algorithm>
 #include <limits>

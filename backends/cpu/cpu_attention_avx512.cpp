@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "engine/runtime/cpu_ops.h"
+#include "backends/cpu/cpu_ops.h"
 
 // GCC 12's _mm512_reduce_add_ps starts from _mm256_undefined_pd(), which its own
 // -Wmaybe-uninitialized then reports.

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "engine/quant/blocks.h"
-#include "engine/quant/dot.h"
+#include "backends/cpu/dot.h"
 
 namespace p64::dot::P64_DOT_NS {
 namespace {

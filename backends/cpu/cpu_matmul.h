@@ -5,8 +5,8 @@
 #include <initializer_list>
 #include <vector>
 
+#include "backends/cpu/dot.h"
 #include "engine/model/model.h"
-#include "engine/quant/dot.h"
 #include "engine/runtime/thread_pool.h"
 
 namespace p64::cpu {
@@ -21,7 +21,7 @@ struct MatmulJob {
 
 class Matmul {
  public:
-  Matmul(ThreadPool& pool, dot::Isa isa, bool int8) : pool_(pool), isa_(isa), int8_(int8) {}
+  Matmul(ThreadPool& pool, Isa isa, bool int8) : pool_(pool), isa_(isa), int8_(int8) {}
 
   // Room for int8 activations of ntok rows of up to n elements.
   void reserve(int64_t max_n, int32_t max_tokens);
@@ -33,14 +33,14 @@ class Matmul {
   // the products: each thread keeps the best of its rows.
   int32_t argmax(const TensorView& w, const float* x, int64_t n);
 
-  dot::Isa isa() const { return isa_; }
+  Isa isa() const { return isa_; }
   bool int8() const { return int8_; }
 
  private:
   dot::ActBatch prepare(const float* x, int64_t n, int64_t ldx, int32_t ntok, bool quantize);
 
   ThreadPool& pool_;
-  dot::Isa isa_;
+  Isa isa_;
   bool int8_;
   std::vector<int8_t> q8_;
   std::vector<float> d8_, xs16_;

@@ -4,9 +4,9 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/cpu/dot.h"
 #include "engine/common/error.h"
 #include "engine/quant/blocks.h"
-#include "engine/quant/dot.h"
 #include "engine/quant/quant.h"
 
 namespace p64::dot {

@@ -1,4 +1,4 @@
-#include "engine/runtime/cpu_ops.h"
+#include "backends/cpu/cpu_ops.h"
 
 #include <cmath>
 #include <numbers>

@@ -4,7 +4,7 @@
 // gemma's post-norms, phi3's fused qkv and gate_up), on its table (gemma's embedding scale and GeGLU) or on its
 // hyperparameters (sliding windows, soft-caps, LongRope's attention factor); the kernels it calls (cpu_matmul, cpu_ops, the
 // dot kernels) are where the speed comes from.
-#include "engine/runtime/cpu_backend.h"
+#include "backends/cpu/cpu_backend.h"
 #include "engine/runtime/host_memory.h"
 
 #include <algorithm>
@@ -14,12 +14,12 @@
 #include <map>
 #include <mutex>
 
+#include "backends/cpu/cpu_matmul.h"
+#include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/dot.h"
 #include "engine/common/error.h"
 #include "engine/model/architecture.h"
-#include "engine/quant/dot.h"
 #include "engine/quant/quant.h"
-#include "engine/runtime/cpu_matmul.h"
-#include "engine/runtime/cpu_ops.h"
 #include "engine/runtime/host_bandwidth.h"
 #include "engine/runtime/host_compute.h"
 #include "engine/runtime/thread_pool.h"
@@ -104,7 +104,7 @@ class CpuBackend final : public Backend {
                : p.host.cpu_id.rfind("GenuineIntel", 0) == 0 ? "Intel"
                                                              : "";
     d.device_type = "cpu";
-    d.api_version = std::string(dot::isa_name(isa_));
+    d.api_version = std::string(isa_name(isa_));
     d.multiprocessors = pool_ ? pool_->size() : p.host.logical_cores;
     d.memory_bytes = p.host.memory_bytes;
     d.l2_bytes = host_last_level_cache_bytes();
@@ -127,11 +127,11 @@ class CpuBackend final : public Backend {
                     ", which the cpu backend has no kernel for");
     }
     const std::string& isa = sw.text("isa");
-    isa_ = isa == "auto"     ? dot::best_isa()
-           : isa == "avx512" ? dot::Isa::Avx512
-           : isa == "avx2"   ? dot::Isa::Avx2
-                             : dot::Isa::Scalar;
-    if (!dot::isa_supported(isa_)) throw Error("cpu backend: this CPU cannot run the " + isa + " kernels");
+    isa_ = isa == "auto"     ? best_isa()
+           : isa == "avx512" ? Isa::Avx512
+           : isa == "avx2"   ? Isa::Avx2
+                             : Isa::Scalar;
+    if (!isa_supported(isa_)) throw Error("cpu backend: this CPU cannot run the " + isa + " kernels");
     kv_f16_ = sw.flag("kv_f16");
 
     model_ = std::move(model);
@@ -422,7 +422,7 @@ class CpuBackend final : public Backend {
               outs[nq] = &att_[t * Q + h * hd];
               n_pos[nq] = pos + t + 1;
             }
-          if (isa_ == dot::Isa::Avx512 &&
+          if (isa_ == Isa::Avx512 &&
               (kv_f16_ ? cpu::attend_group_f16_avx512(qs, outs, n_pos, nq, &k_f16_[base], &v_f16_[base], KV, kv_off, hd,
                                                       how, scores, n_ctx_)
                        : cpu::attend_group_f32_avx512(qs, outs, n_pos, nq, &k_f32_[base], &v_f32_[base], KV, kv_off, hd,
@@ -515,7 +515,7 @@ class CpuBackend final : public Backend {
   std::shared_ptr<const Model> model_;
   HParams hp_;
   uint32_t n_ctx_ = 0;
-  dot::Isa isa_ = dot::best_isa();  // what load() picks by default, so a passport taken before load names it
+  Isa isa_ = best_isa();  // what load() picks by default, so a passport taken before load names it
   bool kv_f16_ = false;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<cpu::Matmul> matmul_;

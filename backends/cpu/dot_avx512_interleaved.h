@@ -22,7 +22,7 @@
 #include <cstring>
 #include <vector>
 
-#include "engine/quant/dot.h"
+#include "backends/cpu/dot.h"
 #include "engine/quant/interleaved_layout.h"
 
 namespace p64::dot::avx512 {

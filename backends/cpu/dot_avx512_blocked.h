@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "engine/quant/dot.h"
+#include "backends/cpu/dot.h"
 
 namespace p64::dot::avx512 {
 namespace blocked {

@@ -52,7 +52,7 @@ void softmax(float* x, int32_t n);
 // same order whatever the others are, so a token gets the same bits in a prefill batch as
 // decoded alone. `scores` holds nq rows of `scores_stride` floats (indexed by position). False
 // unless head_dim is 16 .. 128 in steps of 16, or 256 (nothing written). Call only where
-// dot::isa_supported(Isa::Avx512).
+// isa_supported(Isa::Avx512).
 constexpr int kMaxAttentionQueries = 8;
 bool attend_group_f32_avx512(const float* const* q, float* const* out, const int32_t* n_pos, int nq,
                              const float* k_cache, const float* v_cache, int64_t kv_dim, int64_t kv_off, int head_dim,

@@ -1,7 +1,7 @@
 // AVX2 + FMA kernels (maddubs/madd for the int8 dot products).
 #define P64_DOT_VNNI 0
 #define P64_DOT_NS avx2
-#include "engine/quant/dot_x86.h"
+#include "backends/cpu/dot_x86.h"
 
 namespace p64::dot {
 void matmul_avx2(const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1, float* out, int64_t ldo,

@@ -1,19 +1,14 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <string_view>
 
+#include "engine/common/cpu_isa.h"
 #include "engine/quant/dtype.h"
 
 // Row-times-activation kernels of the CPU backend: out[t][r] = dot(weight row r, activation t)
 // for every weight dtype, AoS and SoA, in three instruction sets chosen at run time. The
-// scalar set is the reference the SIMD sets are tested against.
+// scalar set is the reference the SIMD sets are tested against (the sets: engine/common/cpu_isa.h).
 namespace p64::dot {
-
-enum class Isa : uint32_t { Scalar = 0, Avx2 = 1, Avx512 = 2 };
-std::string_view isa_name(Isa isa);            // "scalar", "avx2", "avx512"
-Isa best_isa();                                 // the widest set this CPU runs (cpuid + xgetbv)
-bool isa_supported(Isa isa);
 
 // Elements per activation quantization block: activations are quantized once per matmul to
 // int8 with one float scale per 32 elements, as fast CPU engines do (llama.cpp's Q8_0/Q8_K).
@@ -48,9 +43,6 @@ struct WeightMatrix {
 bool has_int8_kernel(DType t);
 // True when matmul() handles the dtype at all (F32, F16, BF16 and every type above).
 bool supported(DType t);
-// True when this CPU runs the row-interleaved kernels (AVX-512 VNNI). Elsewhere the
-// row-interleaved forms are read through a per-row gather, slower than their plain blocks.
-bool has_interleaved_kernels();
 
 // out[t * ldo + r] (+)= dot(row r, activation t) for r in [r0, r1), t in [0, x.ntok).
 // int8 = use x.q8 (the dtype must have an int8 kernel); otherwise x.f32 against the weights
