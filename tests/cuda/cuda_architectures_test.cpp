@@ -46,33 +46,16 @@ class OpCounts : public TimelineSink {
   std::map<std::string, int> count;
 };
 
-struct ArchCase {
-  const char* preset;
-  SynthQuant quant;
-};
-
 class CudaArchitecture : public ::testing::TestWithParam<ArchCase> {
  protected:
   void SetUp() override { P64_REQUIRE_CUDA_DEVICE(); }
   std::shared_ptr<const Model> model() { return synth_arch_model(dir_, GetParam().preset, GetParam().quant); }
   bool float_weights() const { return GetParam().quant == SynthQuant::F32; }
   std::unique_ptr<Backend> cuda(const std::shared_ptr<const Model>& m, const Switches& switches = {}) {
-    auto gpu = make_cuda_backend();
-    BackendOptions o;
-    o.max_context = 256;
-    o.switches = switches;
-    gpu->load(m, o);
-    return gpu;
+    return loaded_for_comparison(make_cuda_backend(), m, switches);
   }
   TempDir dir_;
 };
-
-std::string case_name(const ::testing::TestParamInfo<ArchCase>& i) {
-  std::string s = std::string(i.param.preset) + "_" + std::string(synth_quant_name(i.param.quant));
-  for (char& c : s)
-    if (c == '-') c = '_';
-  return s;
-}
 
 TEST_P(CudaArchitecture, TeacherForcedLogitsMatchCpu) {
   const auto m = model();
@@ -193,7 +176,7 @@ INSTANTIATE_TEST_SUITE_P(Synth, CudaArchitecture,
                                            ArchCase{"tiny-phi3", SynthQuant::F32}, ArchCase{"tiny-phi3", SynthQuant::Q8_0},
                                            ArchCase{"tiny-gemma2", SynthQuant::F32}, ArchCase{"tiny-gemma2", SynthQuant::Q8_0},
                                            ArchCase{"tiny-gemma3", SynthQuant::F32}, ArchCase{"tiny-gemma3", SynthQuant::Q8_0}),
-                         case_name);
+                         arch_case_name);
 
 // A Llama's step has none of the architecture kernels: its launches are the ones it had.
 TEST(CudaArchitectureLlama, StepHasNoArchitectureKernels) {

@@ -34,4 +34,20 @@ std::unique_ptr<Backend> cpu_float_reference(const std::shared_ptr<const Model>&
   return cpu;
 }
 
+std::unique_ptr<Backend> loaded_for_comparison(std::unique_ptr<Backend> backend, const std::shared_ptr<const Model>& model,
+                                               const std::map<std::string, std::string>& switches) {
+  BackendOptions o;
+  o.max_context = 256;
+  o.switches = switches;
+  backend->load(model, o);
+  return backend;
+}
+
+std::string arch_case_name(const ::testing::TestParamInfo<ArchCase>& info) {
+  std::string s = std::string(info.param.preset) + "_" + std::string(synth_quant_name(info.param.quant));
+  for (char& c : s)
+    if (c == '-') c = '_';
+  return s;
+}
+
 }  // namespace p64::test

@@ -20,32 +20,15 @@
 namespace p64::test {
 namespace {
 
-struct ArchCase {
-  const char* preset;
-  SynthQuant quant;
-};
-
 class VulkanArchitecture : public VulkanTest, public ::testing::WithParamInterface<ArchCase> {
  protected:
   std::shared_ptr<const Model> model() { return synth_arch_model(dir_, GetParam().preset, GetParam().quant); }
   std::unique_ptr<Backend> vulkan(const std::shared_ptr<const Model>& m,
                                   const std::map<std::string, std::string>& switches = {}) {
-    auto vk = make_vulkan();
-    BackendOptions o;
-    o.max_context = 256;
-    o.switches = switches;
-    vk->load(m, o);
-    return vk;
+    return loaded_for_comparison(make_vulkan(), m, switches);
   }
   TempDir dir_;
 };
-
-std::string case_name(const ::testing::TestParamInfo<ArchCase>& i) {
-  std::string s = std::string(i.param.preset) + "_" + std::string(synth_quant_name(i.param.quant));
-  for (char& c : s)
-    if (c == '-') c = '_';
-  return s;
-}
 
 TEST_P(VulkanArchitecture, TeacherForcedLogitsMatchCpu) {
   const auto m = model();
@@ -119,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(Synth, VulkanArchitecture,
                                            ArchCase{"tiny-phi3", SynthQuant::F32}, ArchCase{"tiny-phi3", SynthQuant::Q8_0},
                                            ArchCase{"tiny-gemma2", SynthQuant::F32}, ArchCase{"tiny-gemma2", SynthQuant::Q8_0},
                                            ArchCase{"tiny-gemma3", SynthQuant::F32}, ArchCase{"tiny-gemma3", SynthQuant::Q8_0}),
-                         case_name);
+                         arch_case_name);
 
 class VulkanArchitectureRefusal : public VulkanTest {};
 
