@@ -24,7 +24,14 @@ missing=()
 for t in "${windows_tools[@]}"; do command -v "$t" >/dev/null || missing+=("$t"); done
 [[ -x /usr/lib/wine/wine64 ]] || command -v wine64 >/dev/null || missing+=(wine64)
 if ((${#missing[@]} == 0)) || (($(id -u) == 0)) || sudo -n true 2>/dev/null; then
-  BUILD_DIR=build-windows ./scripts/windows-test.sh
+  # Its dependencies first, on their own: where Debian's archive cannot be reached the stage
+  # cannot run, which is said, not failed; everything after them fails the suite as usual.
+  if BUILD_DIR=build-windows ./scripts/windows-deps.sh; then
+    BUILD_DIR=build-windows ./scripts/windows-test.sh
+  else
+    echo "test.sh: the Windows stage did NOT run: scripts/windows-deps.sh failed (above): apt could not" \
+         "install its tools or fetch Debian's sqlite3 and pcre2 sources" >&2
+  fi
 else
   echo "test.sh: the Windows stage did NOT run: ${missing[*]} missing, and apt needs root or sudo" \
        "(./scripts/setup.sh installs them)" >&2
