@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Merges lab stores a GPU call left (its $OUT/lab.db) into the one store the docs and screenshots
-# use, docs/results/lab.db, and appends to docs/results/lab-store-runs.md, for each source file
+# use, docs/results/lab.db.xz (kept compressed: 6 MB as SQLite, 0.8 MB packed; `xz -dk` it to
+# open it), and appends to docs/results/lab-store-runs.md, for each source file
 # and run id (the ids the dated logs quote), the run's id in lab.db, matched by the run uid
 # `p64 store merge` keys on. The sources are read from copies and can be deleted afterwards.
 # Usage: scripts/results-store.sh <p64 executable> SOURCE.lab.db...   (needs the sqlite3 shell)
@@ -11,23 +12,24 @@ P64=${1:?$usage}
 shift
 [ $# -gt 0 ] || { echo "$usage" >&2; exit 2; }
 command -v sqlite3 >/dev/null || { echo "results-store.sh: the sqlite3 shell is missing (apt-get install sqlite3)" >&2; exit 1; }
-DEST=docs/results/lab.db
+PACKED=docs/results/lab.db.xz
 INDEX=docs/results/lab-store-runs.md
-
-"$P64" store merge --db "$DEST" "$@"
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/p64-results-store.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
+DEST=$WORK/lab.db
+if [ -f "$PACKED" ]; then xz -dc "$PACKED" > "$DEST"; fi
+"$P64" store merge --db "$DEST" "$@"
 if [ -f "$INDEX" ]; then
   cp "$INDEX" "$WORK/index.md"
 else
   cat > "$WORK/index.md" <<'HEADER'
-# Runs of docs/results/lab.db by the store each came from
+# Runs of docs/results/lab.db.xz by the store each came from
 
 The GPU sessions' logs (docs/results/*.txt) quote run ids of the store each call wrote. Those
-stores are merged into docs/results/lab.db (scripts/results-store.sh); this table maps each
-(source store, run id) to the run's id in lab.db. Open it with `p64lab` (File › Open store) or
-`p64 runs --db docs/results/lab.db`. Every store also holds the seed plan's imported history
+stores are merged into docs/results/lab.db.xz (scripts/results-store.sh); this table maps each
+(source store, run id) to the run's id in lab.db. Unpack it (`xz -dk docs/results/lab.db.xz`), then open
+lab.db with `p64lab` (File › Open store) or `p64 runs --db docs/results/lab.db`. Every store also holds the seed plan's imported history
 (runs marked imported, the same in each): lab.db has them once, and they are left out here.
 
 | source store | run there | run in lab.db | kind | backend | device | started |
@@ -47,5 +49,8 @@ for src in "$@"; do
     done >> "$WORK/index.md"
   rm -f "$WORK/copy.db"
 done
+runs=$(sqlite3 "$DEST" 'SELECT COUNT(*) FROM runs')
+xz -9 -c "$DEST" > "$WORK/lab.db.xz"
+mv "$WORK/lab.db.xz" "$PACKED"
 mv "$WORK/index.md" "$INDEX"
-echo "results-store.sh: $DEST holds $(sqlite3 "$DEST" 'SELECT COUNT(*) FROM runs') runs; index in $INDEX"
+echo "results-store.sh: $PACKED holds $runs runs; index in $INDEX"
