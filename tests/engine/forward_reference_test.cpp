@@ -60,7 +60,7 @@ std::vector<double> llama3_freqs(const HParams& hp) {
 }
 
 // Logits of every position for a token sequence, recomputing all of attention each time.
-std::vector<Vec> reference_logits(const test::TinyModel& tm, const std::vector<int32_t>& tokens) {
+std::vector<Vec> reference_logits(const test::TinyForwardModel& tm, const std::vector<int32_t>& tokens) {
   const HParams& hp = tm.model->hparams();
   const size_t E = hp.n_embd, hd = hp.head_dim, H = hp.n_head, HK = hp.n_head_kv;
   const auto& W = tm.values;
@@ -202,7 +202,7 @@ TEST_P(ForwardReference, DecodeLogitsMatchFloat64Reference) {
   const Case c = GetParam();
   HParams hp = test::tiny_hparams(c.arch);
   if (c.sliding_window) hp.sliding_window = c.sliding_window;
-  const test::TinyModel tm = test::make_tiny_model(hp, c.dtype);
+  const test::TinyForwardModel tm = test::make_tiny_model(hp, c.dtype);
   const std::vector<int32_t> tokens = {1, 17, 250, 3, 99, 42, 42, 7, 128, 5, 64, 200, 11, 12, 13, 14, 280, 0, 9, 33};
   const std::vector<Vec> ref = reference_logits(tm, tokens);
   auto be = make_cpu_backend();
@@ -227,7 +227,7 @@ TEST_P(ForwardReference, DecodeLogitsMatchFloat64Reference) {
 class ForwardPrefill : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ForwardPrefill, PrefillLogitsEqualSequentialDecodeLogits) {
-  const test::TinyModel tm = test::make_tiny_model(test::tiny_hparams(GetParam()), DType::Q8_0, 5);
+  const test::TinyForwardModel tm = test::make_tiny_model(test::tiny_hparams(GetParam()), DType::Q8_0, 5);
   std::vector<int32_t> tokens;
   for (int i = 0; i < 45; ++i) tokens.push_back((i * 37 + 11) % 300);
   BackendOptions opt;
@@ -259,7 +259,7 @@ TEST_P(ForwardPrefill, PrefillLogitsEqualSequentialDecodeLogits) {
 INSTANTIATE_TEST_SUITE_P(Architectures, ForwardPrefill, ::testing::Values("llama", "qwen2", "qwen3", "phi3", "gemma2", "gemma3"));
 
 TEST(ForwardErrors, ContextFullAndBadTokenAreErrors) {
-  const test::TinyModel tm = test::make_tiny_model(test::tiny_hparams(), DType::F32, 2);
+  const test::TinyForwardModel tm = test::make_tiny_model(test::tiny_hparams(), DType::F32, 2);
   BackendOptions opt;
   opt.max_context = 8;
   auto be = make_cpu_backend();

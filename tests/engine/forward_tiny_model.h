@@ -15,7 +15,7 @@
 
 namespace p64::test {
 
-struct TinyModel {
+struct TinyForwardModel {
   std::shared_ptr<const Model> model;
   // The weights each tensor holds, as floats (after quantization when the dtype is lossy).
   std::map<std::string, std::vector<float>> values;
@@ -72,8 +72,8 @@ inline HParams tiny_hparams(const std::string& arch = "llama") {
 
 // `matrix_type` is used for every projection and the embedding where the shape allows (a
 // row-interleaved type needs whole row groups, else the matrix keeps its AoS type); norms stay F32.
-inline TinyModel make_tiny_model(const HParams& hp, DType matrix_type, uint32_t seed = 1) {
-  TinyModel tm;
+inline TinyForwardModel make_tiny_model(const HParams& hp, DType matrix_type, uint32_t seed = 1) {
+  TinyForwardModel tm;
   auto storage = std::make_shared<std::vector<std::vector<uint8_t>>>();
   std::vector<TensorView> views;
   std::mt19937 rng(seed);
