@@ -34,12 +34,6 @@ Switches with(Switches a, const Switches& b) {
   return a;
 }
 
-std::string describe(const Switches& sw) {
-  std::string s;
-  for (const auto& [k, v] : sw) s += k + "=" + v + " ";
-  return s.empty() ? "defaults " : s;
-}
-
 class OpCounts : public TimelineSink {
  public:
   void on_span(const OpSpan& s) override { ++count[s.name]; }
@@ -84,7 +78,7 @@ TEST_P(CudaArchitecture, TeacherForcedLogitsMatchCpu) {
       {{{"swiglu_quant", "1"}}, float_weights()},
   };
   for (const Variant& v : variants) {
-    const std::string name = describe(v.sw);
+    const std::string name = describe_switches(v.sw);
     auto gpu = cuda(m, v.sw);
     const QualityThresholds th = v.tight ? QualityThresholds::float_weights() : QualityThresholds{};
     QualityReport r = teacher_forced_compare(*cpu, *gpu, toks, th);
@@ -99,20 +93,12 @@ TEST_P(CudaArchitecture, TeacherForcedLogitsMatchCpu) {
 
 TEST_P(CudaArchitecture, GreedyTokensIdenticalToCpu) {
   const auto m = model();
-  auto cpu = cpu_float_reference(m);
-  std::vector<int32_t> want = {1};
-  for (int pos = 0; pos < 48; ++pos) want.push_back(cpu->decode_argmax(want.back(), pos));
+  const std::vector<int32_t> want = greedy_from_token_one(*cpu_float_reference(m), 48);
   // Through the captured graph and the eager launches, with attention split finely enough that
   // the splits share a sliding window.
   for (const Switches& sw : {kFloatPath, with(kFloatPath, {{"graphs", "0"}}),
                              with(kFloatPath, {{"attn_chunk", "16"}, {"attn_stream", "0"}})}) {
-    const std::string name = describe(sw);
-    auto gpu = cuda(m, sw);
-    int32_t t = 1;
-    for (int pos = 0; pos < 48; ++pos) {
-      t = gpu->decode_argmax(t, pos);
-      ASSERT_EQ(want[pos + 1], t) << name << ": greedy tokens diverge at position " << pos;
-    }
+    EXPECT_EQ(greedy_from_token_one(*cuda(m, sw), 48), want) << describe_switches(sw);
   }
 }
 
@@ -121,33 +107,27 @@ TEST_P(CudaArchitecture, BatchedPrefillMatchesCpuAndStepwise) {
   const uint32_t n_vocab = m->hparams().n_vocab;
   constexpr int kTokens = 100;  // past every preset's window; two chunks of prefill_chunk=64
   const auto toks = random_tokens(kTokens, n_vocab, 43);
-  auto cpu = cpu_float_reference(m);
-  const int32_t cpu_next = cpu->prefill(toks, 0);
-  const std::vector<float> ref(cpu->logits().begin(), cpu->logits().end());
-  const auto c2 = cpu->decode_logits(cpu_next, kTokens);
-  const std::vector<float> ref2(c2.begin(), c2.end());
+  const PrefillOutcome ref = prefill_then_decode(*cpu_float_reference(m), toks);
 
   auto stepwise = cuda(m, with(kFloatPath, {{"prefill", "stepwise"}}));
-  EXPECT_EQ(stepwise->prefill(toks, 0), cpu_next) << "stepwise prefill";
+  EXPECT_EQ(stepwise->prefill(toks, 0), ref.next) << "stepwise prefill";
   const std::vector<float> step_logits(stepwise->logits().begin(), stepwise->logits().end());
-  QualityReport rs = compare_logits(ref, step_logits, n_vocab, QualityThresholds::float_weights());
+  QualityReport rs = compare_logits(ref.logits, step_logits, n_vocab, QualityThresholds::float_weights());
   EXPECT_TRUE(rs.pass) << "stepwise prefill: " << rs.summary();
 
   // The batched GEMMs read f16 activation tiles: the quantized-kernel bounds.
   for (const char* chunk : {"512", "64"}) {
     const std::string name = std::string("batched prefill, prefill_chunk=") + chunk;
     auto gpu = cuda(m, with(kFloatPath, {{"prefill", "batched"}, {"prefill_batch_min", "1"}, {"prefill_chunk", chunk}}));
-    const int32_t next = gpu->prefill(toks, 0);
-    const std::vector<float> got(gpu->logits().begin(), gpu->logits().end());
+    const PrefillOutcome got = prefill_then_decode(*gpu, toks, ref.next);
     // prefill returns the argmax of the logits it leaves (before gemma2's final cap, which keeps it)
-    EXPECT_EQ(next, int32_t(std::max_element(got.begin(), got.end()) - got.begin())) << name;
-    QualityReport r = compare_logits(ref, got, n_vocab, QualityThresholds{});
+    EXPECT_EQ(got.next, int32_t(std::max_element(got.logits.begin(), got.logits.end()) - got.logits.begin())) << name;
+    QualityReport r = compare_logits(ref.logits, got.logits, n_vocab, QualityThresholds{});
     EXPECT_TRUE(r.pass) << name << " vs cpu: " << r.summary();
-    QualityReport rb = compare_logits(step_logits, got, n_vocab, QualityThresholds{});
+    QualityReport rb = compare_logits(step_logits, got.logits, n_vocab, QualityThresholds{});
     EXPECT_TRUE(rb.pass) << name << " vs stepwise: " << rb.summary();
     // Decode goes on from the K and V the batched prefill wrote.
-    const auto d = gpu->decode_logits(cpu_next, kTokens);
-    QualityReport r2 = compare_logits(ref2, std::vector<float>(d.begin(), d.end()), n_vocab, QualityThresholds{});
+    QualityReport r2 = compare_logits(ref.logits_after_next, got.logits_after_next, n_vocab, QualityThresholds{});
     EXPECT_TRUE(r2.pass) << "decode after " << name << ": " << r2.summary();
   }
 }
@@ -197,25 +177,7 @@ TEST(CudaArchitectureLlama, StepHasNoArchitectureKernels) {
 // Each architecture of the table is either one the synth cases above decode or refused at load.
 TEST(CudaArchitectureRefusal, AnArchitectureItDoesNotRunIsRefusedAtLoadByFileAndName) {
   P64_REQUIRE_CUDA_DEVICE();
-  const std::vector<std::string> decoded = {"llama", "qwen2", "qwen3", "phi3", "gemma2", "gemma3"};
-  auto gpu = make_cuda_backend();
-  std::string runs;
-  for (const Architecture& a : architectures())
-    if (gpu->runs_architecture(a.name)) runs += (runs.empty() ? "" : ", ") + std::string(a.name);
-  TempDir dir;
-  for (const Architecture& a : architectures()) {
-    const std::string arch(a.name);
-    if (gpu->runs_architecture(arch)) {
-      EXPECT_NE(std::find(decoded.begin(), decoded.end(), arch), decoded.end()) << arch << " is claimed, not tested";
-      continue;
-    }
-    const auto m = synth_arch_model(dir, "tiny-" + arch, SynthQuant::Q8_0);
-    BackendOptions o;
-    o.max_context = 64;
-    const std::string e = error_of([&] { gpu->load(m, o); });
-    EXPECT_EQ(e, m->source() + ": a " + arch + " model; the cuda backend runs " + runs + " (the cpu backend runs " +
-                     arch + ")");
-  }
+  expect_unrun_architectures_refused(*make_cuda_backend(), "cuda");
 }
 
 // tiny-phi3's short LongRope factors serve 4096 positions; its long ones are not implemented.

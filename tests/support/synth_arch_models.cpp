@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "engine/format/convert.h"
+#include "engine/model/architecture.h"
 #include "engine/format/p64_reader.h"
 #include "backends/cpu/cpu_backend.h"
 
@@ -48,6 +49,48 @@ std::string arch_case_name(const ::testing::TestParamInfo<ArchCase>& info) {
   for (char& c : s)
     if (c == '-') c = '_';
   return s;
+}
+
+std::string describe_switches(const std::map<std::string, std::string>& switches) {
+  std::string s;
+  for (const auto& [k, v] : switches) s += k + "=" + v + " ";
+  return s.empty() ? "defaults " : s;
+}
+
+std::vector<int32_t> greedy_from_token_one(Backend& backend, int positions) {
+  std::vector<int32_t> tokens = {1};
+  for (int pos = 0; pos < positions; ++pos) tokens.push_back(backend.decode_argmax(tokens.back(), pos));
+  return tokens;
+}
+
+PrefillOutcome prefill_then_decode(Backend& backend, const std::vector<int32_t>& tokens, int32_t then) {
+  PrefillOutcome o;
+  o.next = backend.prefill(tokens, 0);
+  o.logits.assign(backend.logits().begin(), backend.logits().end());
+  const auto after = backend.decode_logits(then < 0 ? o.next : then, int(tokens.size()));
+  o.logits_after_next.assign(after.begin(), after.end());
+  return o;
+}
+
+void expect_unrun_architectures_refused(Backend& gpu, const std::string& backend_name) {
+  const std::vector<std::string> decoded = {"llama", "qwen2", "qwen3", "phi3", "gemma2", "gemma3"};
+  std::string runs;
+  for (const Architecture& a : architectures())
+    if (gpu.runs_architecture(a.name)) runs += (runs.empty() ? "" : ", ") + std::string(a.name);
+  TempDir dir;
+  for (const Architecture& a : architectures()) {
+    const std::string arch(a.name);
+    if (gpu.runs_architecture(arch)) {
+      EXPECT_NE(std::find(decoded.begin(), decoded.end(), arch), decoded.end()) << arch << " is claimed, not tested";
+      continue;
+    }
+    const auto m = synth_arch_model(dir, "tiny-" + arch, SynthQuant::Q8_0);
+    BackendOptions o;
+    o.max_context = 64;
+    const std::string e = error_of([&] { gpu.load(m, o); });
+    EXPECT_EQ(e, m->source() + ": a " + arch + " model; the " + backend_name + " backend runs " + runs +
+                     " (the cpu backend runs " + arch + ")");
+  }
 }
 
 }  // namespace p64::test

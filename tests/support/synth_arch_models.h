@@ -2,9 +2,11 @@
 // The tiny synth models of each architecture (engine/format/synth.h presets such as tiny-qwen2
 // and tiny-gemma3), written as GGUF and converted to P64, and the CPU reference the GPU
 // backends' architecture tests hold them against.
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -34,5 +36,26 @@ struct ArchCase {
   SynthQuant quant;
 };
 std::string arch_case_name(const ::testing::TestParamInfo<ArchCase>& info);
+
+// Switches as "key=value key=value " ("defaults " for none), for the tests' messages.
+std::string describe_switches(const std::map<std::string, std::string>& switches);
+
+// `backend`'s greedy tokens from token 1 at position 0: [1, t1, ..., t_positions].
+std::vector<int32_t> greedy_from_token_one(Backend& backend, int positions);
+
+// What a backend leaves after prefilling `tokens` from position 0: the argmax it returns, its
+// logits, and the logits of decoding `then` at the next position (its own argmax when -1; a
+// comparison passes the reference's, so a near-tie does not change what comes after).
+struct PrefillOutcome {
+  int32_t next;
+  std::vector<float> logits;
+  std::vector<float> logits_after_next;
+};
+PrefillOutcome prefill_then_decode(Backend& backend, const std::vector<int32_t>& tokens, int32_t then = -1);
+
+// Each architecture of the table that `gpu` (named `backend_name` in its messages) does not run
+// is refused at load naming the file and the architecture; each it runs is one of the
+// architectures the GPU suites decode (llama, qwen2, qwen3, phi3, gemma2, gemma3).
+void expect_unrun_architectures_refused(Backend& gpu, const std::string& backend_name);
 
 }  // namespace p64::test
