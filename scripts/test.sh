@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Configure, build and run the whole test suite (the README's second command), then the same
-# suite under ASan+UBSan, every libFuzzer target for FUZZ_SECONDS (default 20) each, and the
+# suite under ASan+UBSan, every libFuzzer target for FUZZ_SECONDS (default 10) each, and the
 # Windows stage (scripts/windows-test.sh: p64.exe and the engine, lab and CLI tests under wine64,
 # the NSIS installer installed, run and uninstalled). A stage that cannot run fails the suite, so a
 # green run means every stage ran; P64_SKIP_STAGES="asan windows" (either or both) leaves them out

@@ -1,18 +1,32 @@
 #include "engine/lab/model_flops.h"
 
+#include <algorithm>
+
 #include "engine/common/error.h"
 #include "engine/model/model.h"
 
 namespace p64 {
 
+namespace {
+
+// Positions attended over by tokens 1..p of a prefill, each seeing at most `window` (0: all).
+double attended_in_prefill(double p, double window) {
+  if (window <= 0 || p <= window) return p * (p + 1) / 2;
+  return window * (window + 1) / 2 + (p - window) * window;
+}
+
+}  // namespace
+
 double ModelFlops::decode_token(double positions) const {
-  return 2 * (block_params + output_params) + 4 * attention_width * positions;
+  const double local = sliding_window > 0 ? std::min(positions, sliding_window) : positions;
+  return 2 * (block_params + output_params) + 4 * (attention_width * positions + local_attention_width * local);
 }
 
 double ModelFlops::prefill(int prompt_tokens) const {
   if (prompt_tokens <= 0) return 0;
   const double p = prompt_tokens;
-  return 2 * p * block_params + 2 * output_params + 4 * attention_width * p * (p + 1) / 2;
+  return 2 * p * block_params + 2 * output_params +
+         4 * (attention_width * attended_in_prefill(p, 0) + local_attention_width * attended_in_prefill(p, sliding_window));
 }
 
 ModelFlops model_flops(const Model& model) {
@@ -21,7 +35,10 @@ ModelFlops model_flops(const Model& model) {
     for (const TensorView* t : {l.wq, l.wk, l.wv, l.wo, l.w_gate, l.w_up, l.w_down, l.wqkv, l.w_gate_up})
       if (t) f.block_params += static_cast<double>(t->elements());
   f.output_params = static_cast<double>(model.output().elements());
-  f.attention_width = static_cast<double>(model.hparams().n_layer) * model.hparams().q_dim();
+  const HParams& hp = model.hparams();
+  for (uint32_t layer = 0; layer < hp.n_layer; ++layer)
+    (hp.layer_is_local(layer) ? f.local_attention_width : f.attention_width) += hp.q_dim();
+  f.sliding_window = hp.sliding_window;
   return f;
 }
 

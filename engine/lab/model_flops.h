@@ -12,7 +12,12 @@ class Model;
 struct ModelFlops {
   double block_params = 0;     // elements of every block's projection matrices, all layers
   double output_params = 0;    // the classifier's n_vocab × n_embd
-  double attention_width = 0;  // n_layer × q_dim: multiply-adds per attended position, for QKᵀ and again for ·V
+  // Multiply-adds per attended position (for QKᵀ and again for ·V): q_dim summed over the layers
+  // that attend over every position, and over the local (sliding-window) layers, which attend
+  // over the last `sliding_window` positions at most.
+  double attention_width = 0;
+  double local_attention_width = 0;
+  double sliding_window = 0;
 
   // One decode step attending over `positions` positions (the prompt, the tokens so far, itself).
   double decode_token(double positions) const;
@@ -23,6 +28,7 @@ struct ModelFlops {
 // From the tensor directory (the shapes as stored).
 ModelFlops model_flops(const Model& model);
 // From the store's record of a model (its hyperparameters): for runs stored without FLOP counts.
+// The record keeps no sliding window, so every layer counts as attending over every position.
 // Throws p64::Error naming the missing field when the record lacks the shapes.
 ModelFlops model_flops(const ModelRecord& model);
 

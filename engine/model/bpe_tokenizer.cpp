@@ -1,13 +1,13 @@
 // Byte-level BPE (GPT-2, Llama 3, SmolLM, Qwen2): the model's pre-tokenizer regex cuts the
 // text into words, each word's bytes are written in GPT-2's byte alphabet, and within a word
 // the adjacent pair with the lowest merge rank is merged until no ranked pair is left.
-#include <queue>
 #include <string>
 #include <unordered_map>
 
 #include "engine/common/error.h"
 #include "engine/model/byte_level.h"
 #include "engine/model/pre_tokenizer.h"
+#include "engine/model/symbol_merge.h"
 #include "engine/model/tokenizer_kinds.h"
 #include "engine/model/utf8.h"
 
@@ -62,51 +62,13 @@ class BpeTokenizer final : public Tokenizer {
   }
 
   void merge_word(const std::string& word, std::vector<int32_t>& out) const {
-    struct Symbol {
-      int prev, next;
-      size_t begin, len;
-    };
-    std::vector<Symbol> sym;
-    for (size_t pos = 0; pos < word.size();) {
-      size_t len = utf8::sequence_length(static_cast<uint8_t>(word[pos]));
-      if (len == 0 || pos + len > word.size()) len = 1;
-      const int i = static_cast<int>(sym.size());
-      sym.push_back({i - 1, -1, pos, len});
-      if (i > 0) sym[static_cast<size_t>(i - 1)].next = i;
-      pos += len;
-    }
-    struct Bigram {
-      int left, right;
-      int32_t rank;
-      size_t len;
-    };
-    auto worse = [](const Bigram& a, const Bigram& b) { return a.rank > b.rank || (a.rank == b.rank && a.left > b.left); };
-    std::priority_queue<Bigram, std::vector<Bigram>, decltype(worse)> queue(worse);
-    const std::string_view w(word);
-    auto try_pair = [&](int l, int r) {
-      if (l < 0 || r < 0) return;
-      const auto& L = sym[static_cast<size_t>(l)];
-      const auto& R = sym[static_cast<size_t>(r)];
-      const int32_t rank = rank_of(w.substr(L.begin, L.len), w.substr(R.begin, R.len));
-      if (rank >= 0) queue.push({l, r, rank, L.len + R.len});
-    };
-    for (size_t i = 1; i < sym.size(); ++i) try_pair(static_cast<int>(i - 1), static_cast<int>(i));
-    while (!queue.empty()) {
-      const Bigram bg = queue.top();
-      queue.pop();
-      auto& L = sym[static_cast<size_t>(bg.left)];
-      auto& R = sym[static_cast<size_t>(bg.right)];
-      if (L.len == 0 || R.len == 0 || L.len + R.len != bg.len || L.next != bg.right) continue;
-      L.len += R.len;
-      R.len = 0;
-      L.next = R.next;
-      if (R.next >= 0) sym[static_cast<size_t>(R.next)].prev = bg.left;
-      try_pair(L.prev, bg.left);
-      try_pair(bg.left, L.next);
-    }
-    for (int i = sym.empty() ? -1 : 0; i >= 0; i = sym[static_cast<size_t>(i)].next) {
-      const auto& s = sym[static_cast<size_t>(i)];
-      const std::string_view piece = w.substr(s.begin, s.len);
+    // The lowest merge rank merges first.
+    const auto pieces = merge_symbols(word, [this](std::string_view left, std::string_view right) -> std::optional<double> {
+      const int32_t rank = rank_of(left, right);
+      if (rank < 0) return std::nullopt;
+      return -static_cast<double>(rank);
+    });
+    for (const std::string_view piece : pieces) {
       const int32_t id = find_piece(piece);
       if (id >= 0) {
         out.push_back(id);

@@ -2,12 +2,11 @@
 // characters, repeatedly merge the adjacent pair whose concatenation is the vocabulary piece
 // with the highest score (leftmost on ties), then fall back to <0xNN> byte pieces for what
 // is not in the vocabulary.
-#include <queue>
 #include <string>
 
 #include "engine/common/error.h"
+#include "engine/model/symbol_merge.h"
 #include "engine/model/tokenizer_kinds.h"
-#include "engine/model/utf8.h"
 
 namespace p64 {
 namespace {
@@ -52,58 +51,13 @@ class SpmTokenizer final : public Tokenizer {
         text += c;
     }
 
-    struct Symbol {
-      int prev, next;
-      size_t begin, len;
-    };
-    std::vector<Symbol> sym;
-    for (size_t pos = 0; pos < text.size();) {
-      size_t len = utf8::sequence_length(static_cast<uint8_t>(text[pos]));
-      if (len == 0 || pos + len > text.size()) len = 1;  // a stray byte is a symbol of its own
-      const int i = static_cast<int>(sym.size());
-      sym.push_back({i - 1, -1, pos, len});
-      if (i > 0) sym[static_cast<size_t>(i - 1)].next = i;
-      pos += len;
-    }
-
-    struct Bigram {
-      int left, right;
-      float score;
-      size_t len;
-    };
-    auto worse = [](const Bigram& a, const Bigram& b) {
-      return a.score < b.score || (a.score == b.score && a.left > b.left);
-    };
-    std::priority_queue<Bigram, std::vector<Bigram>, decltype(worse)> queue(worse);
-    auto try_pair = [&](int l, int r) {
-      if (l < 0 || r < 0) return;
-      const auto& L = sym[static_cast<size_t>(l)];
-      const auto& R = sym[static_cast<size_t>(r)];
-      const int32_t id = find_piece(std::string_view(text).substr(L.begin, L.len + R.len));
-      if (id < 0) return;
-      const float score = vocab_.scores.empty() ? 0.0f : vocab_.scores[static_cast<size_t>(id)];
-      queue.push({l, r, score, L.len + R.len});
-    };
-    for (size_t i = 1; i < sym.size(); ++i) try_pair(static_cast<int>(i - 1), static_cast<int>(i));
-
-    while (!queue.empty()) {
-      const Bigram bg = queue.top();
-      queue.pop();
-      auto& L = sym[static_cast<size_t>(bg.left)];
-      auto& R = sym[static_cast<size_t>(bg.right)];
-      // Stale entries: one side was merged away or grew since this pair was queued.
-      if (L.len == 0 || R.len == 0 || L.len + R.len != bg.len || L.next != bg.right) continue;
-      L.len += R.len;
-      R.len = 0;
-      L.next = R.next;
-      if (R.next >= 0) sym[static_cast<size_t>(R.next)].prev = bg.left;
-      try_pair(L.prev, bg.left);
-      try_pair(bg.left, L.next);
-    }
-
-    for (int i = sym.empty() ? -1 : 0; i >= 0; i = sym[static_cast<size_t>(i)].next) {
-      const auto& s = sym[static_cast<size_t>(i)];
-      const std::string_view piece = std::string_view(text).substr(s.begin, s.len);
+    // The piece of the higher score merges first; a pair merges only into a piece of the vocabulary.
+    const auto pieces = merge_symbols(text, [this](std::string_view left, std::string_view right) -> std::optional<double> {
+      const int32_t id = find_piece(std::string_view(left.data(), left.size() + right.size()));
+      if (id < 0) return std::nullopt;
+      return vocab_.scores.empty() ? 0.0 : static_cast<double>(vocab_.scores[static_cast<size_t>(id)]);
+    });
+    for (const std::string_view piece : pieces) {
       const int32_t id = find_piece(piece);
       if (id >= 0) {
         out.push_back(id);

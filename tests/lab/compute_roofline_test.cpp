@@ -26,6 +26,26 @@ TEST(ModelFlops, CountsProjectionsClassifierAndAttentionFromShapes) {
   EXPECT_EQ(f.prefill(0), 0);
 }
 
+// Gemma's local layers attend over the last sliding_window positions: past the window their
+// attention work stops growing, the global layers' goes on.
+TEST(ModelFlops, LocalLayersAttendOverTheirWindowOnly) {
+  test::ToyShape shape;
+  shape.n_layer = 4;
+  shape.sliding_window = 8;
+  shape.sliding_window_pattern = 2;  // layers 0 and 2 local, 1 and 3 global
+  const ModelFlops f = model_flops(*test::make_toy_model(shape));
+  EXPECT_DOUBLE_EQ(f.attention_width, 2 * 32);
+  EXPECT_DOUBLE_EQ(f.local_attention_width, 2 * 32);
+  EXPECT_DOUBLE_EQ(f.sliding_window, 8);
+  const double fixed = 2 * (f.block_params + f.output_params);
+  EXPECT_DOUBLE_EQ(f.decode_token(5), fixed + 4 * (64 * 5 + 64 * 5));  // inside the window: as if all global
+  EXPECT_DOUBLE_EQ(f.decode_token(100), fixed + 4 * (64 * 100 + 64 * 8));
+  // A 10-token prefill: the global layers attend over 1+2+...+10 = 55 positions, the local ones
+  // over 1+...+8 then 8 and 8 = 52.
+  EXPECT_DOUBLE_EQ(f.prefill(10), 2 * 10 * f.block_params + 2 * f.output_params + 4 * (64 * 55 + 64 * 52));
+  EXPECT_DOUBLE_EQ(f.prefill(8), 2 * 8 * f.block_params + 2 * f.output_params + 4 * (64 * 36 + 64 * 36));
+}
+
 TEST(ModelFlops, StoredHyperparametersGiveTheSameCount) {
   test::ToyShape shape;
   shape.n_head_kv = 4;
