@@ -156,8 +156,9 @@ TEST(Verdict, FewerThanTwoRunsIsAnError) {
   EXPECT_THROW(judge({100, 0}, {110, 111}), Error);
 }
 
-// The acceptance A/B on a tiny model with the toy backend: B's switch busy-waits five times as
-// long per decode step. The wait is wall-clock time, so a loaded machine cannot close the gap.
+// The acceptance A/B on a tiny model with the toy backend: B's switch busy-waits ten times as
+// long per decode step. The wait is wall-clock time, so a loaded machine cannot close the gap
+// (at five times, a step of A descheduled for 40 ms on a busy CI machine could).
 TEST(AbSignificance, ADeliberatelySlowerBIsRejectedWithItsPValue) {
   test::register_toy_backend("toy-slow");
   auto model = test::make_toy_model();
@@ -166,7 +167,7 @@ TEST(AbSignificance, ADeliberatelySlowerBIsRejectedWithItsPValue) {
   p.decode_tokens = 2;
   p.reference = LabConfig::parse("backend=toy-slow");
   const AbResult r = run_ab(LabConfig::parse("backend=toy-slow,opt.delay_us=10000"),
-                            LabConfig::parse("backend=toy-slow,opt.delay_us=50000"), model, p);
+                            LabConfig::parse("backend=toy-slow,opt.delay_us=100000"), model, p);
   EXPECT_EQ(r.switch_name, "delay_us");
   ASSERT_TRUE(r.quality_pass()) << r.quality_failure();
   const VerdictOutcome o = judge_ab(r, std::nullopt);
