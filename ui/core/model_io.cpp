@@ -44,6 +44,19 @@ QString llama2c_tokenizer_beside(const QString& checkpoint) {
   return {};
 }
 
+QStringList synth_presets() {
+  QStringList names;
+  for (const auto& n : synth_preset_names()) names << QString::fromStdString(n);
+  return names;
+}
+
+QStringList synth_quants() {
+  QStringList names;
+  for (SynthQuant q : {SynthQuant::Q8_0, SynthQuant::Q4_K_M, SynthQuant::F16})
+    names << QString::fromUtf8(synth_quant_name(q).data(), static_cast<qsizetype>(synth_quant_name(q).size()));
+  return names;
+}
+
 void write_synthetic_gguf(const std::string& preset, const std::string& quant, uint64_t seed,
                           const std::string& gguf_path, const ProgressFn& progress) {
   QDir().mkpath(QFileInfo(QString::fromStdString(gguf_path)).absolutePath());

@@ -2,6 +2,7 @@
 // Model file work the panels run on worker threads: thin calls into engine/format, in one
 // place so the panels and the tests use the same sequence (inspect, then open for decode).
 #include <QString>
+#include <QStringList>
 
 #include <memory>
 #include <string>
@@ -32,6 +33,9 @@ LoadedModel load_model(const std::string& path, const std::string& backend, cons
                        const std::string& tokenizer = "");
 // The llama2.c tokenizer shipped beside a checkpoint (tokenizer.bin, tok512.bin), or empty.
 QString llama2c_tokenizer_beside(const QString& checkpoint);
+// The synth presets (model shapes) and the quantizations write_synthetic_gguf offers.
+QStringList synth_presets();
+QStringList synth_quants();
 // Writes a synthetic GGUF of `preset` with `quant` to `gguf_path`.
 void write_synthetic_gguf(const std::string& preset, const std::string& quant, uint64_t seed,
                           const std::string& gguf_path, const ProgressFn& progress);

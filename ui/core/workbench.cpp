@@ -43,12 +43,21 @@ void Workbench::set_backend(const QString& name) {
   Q_EMIT backend_changed();
 }
 
-QStringList Workbench::available_backends(QStringList* unavailable_reasons) const {
-  QStringList names;
+QList<Workbench::BackendAvailability> Workbench::registered_backends() const {
+  QList<BackendAvailability> all;
   for (const auto& f : backend_factories()) {
     std::string why;
-    if (f.available(&why)) names << QString::fromStdString(f.name);
-    else if (unavailable_reasons) *unavailable_reasons << QString::fromStdString(f.name + ": " + why);
+    if (!f.available(&why) && why.empty()) why = "its availability check gave no reason";
+    all.append({QString::fromStdString(f.name), QString::fromStdString(why)});
+  }
+  return all;
+}
+
+QStringList Workbench::available_backends(QStringList* unavailable_reasons) const {
+  QStringList names;
+  for (const BackendAvailability& b : registered_backends()) {
+    if (b.why_not.isEmpty()) names << b.name;
+    else if (unavailable_reasons) *unavailable_reasons << b.name + ": " + b.why_not;
   }
   return names;
 }

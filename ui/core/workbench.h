@@ -35,6 +35,12 @@ class Workbench : public QObject {
 
   QString backend() const { return backend_; }  // "auto", "cpu", "cuda", "vulkan"
   void set_backend(const QString& name);
+  // Every registered backend, in the registry's order, with why it cannot run here (empty when it can).
+  struct BackendAvailability {
+    QString name;
+    QString why_not;
+  };
+  QList<BackendAvailability> registered_backends() const;
   // Names of registered backends that can run here, and why the others cannot.
   QStringList available_backends(QStringList* unavailable_reasons = nullptr) const;
   QString resolved_backend() const;  // "auto" resolved by rank

@@ -20,13 +20,13 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "engine/runtime/backend_registry.h"
 #include "ui/core/ab_session.h"
 #include "ui/core/workbench.h"
 #include "ui/charts/ab_chart.h"
 #include "ui/core/job.h"
 #include "ui/core/store_job.h"
 #include "ui/models/gpu_energy_rows.h"
+#include "ui/models/switch_choices.h"
 #include "ui/panels/chart_export_actions.h"
 #include "ui/panels/spin_box.h"
 
@@ -292,18 +292,10 @@ void AbPanel::fill_switches(SideEditor* side) {
   side->switches->clear();
   side->switches->addItem(tr("choose a switch…"));
   try {
-    // The backend's own table, which the option reader checks against: a range offers its
-    // ends and default, never its "lo..hi" text.
-    for (const SwitchInfo& s : backend_switch_table(side->backend->currentText().toStdString())) {
-      for (const std::string& value : s.picker_values()) {
-        const QString name = QString::fromStdString(s.name), v = QString::fromStdString(value);
-        side->switches->addItem(QString("%1=%2  (%3%4)")
-                                    .arg(name, v, QString::fromStdString(s.status),
-                                         v == QString::fromStdString(s.default_value) ? tr(", default") : QString()),
-                                QStringList{name, v});
-        side->switches->setItemData(side->switches->count() - 1, QString::fromStdString(s.description),
-                                    Qt::ToolTipRole);
-      }
+    for (const SwitchChoice& c : switch_choices(side->backend->currentText())) {
+      side->switches->addItem(QString("%1=%2  (%3%4)").arg(c.name, c.value, c.status, c.is_default ? tr(", default") : QString()),
+                              QStringList{c.name, c.value});
+      side->switches->setItemData(side->switches->count() - 1, c.description, Qt::ToolTipRole);
     }
   } catch (const std::exception& e) {
     side->switches->addItem(tr("(no switches: %1)").arg(QString::fromUtf8(e.what())));

@@ -9,16 +9,11 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include <algorithm>
 #include <optional>
 
-#include <nlohmann/json.hpp>
-
-#include "engine/lab/gpu_facts.h"
-#include "engine/lab/store.h"
-#include "engine/runtime/backend_registry.h"
-#include "ui/core/workbench.h"
 #include "ui/core/job.h"
+#include "ui/core/passports.h"
+#include "ui/core/workbench.h"
 #include "ui/core/store_job.h"
 #include "ui/models/passport_model.h"
 #include "ui/panels/table_view.h"
@@ -40,33 +35,6 @@ QMap<QString, QString>& measured_nvml() {
 
 constexpr int kNameRole = Qt::UserRole;      // the backend's registry name
 constexpr int kWhyRole = Qt::UserRole + 1;   // why it cannot run here; empty when it can
-
-// The newest passport with a measured bandwidth that a run on `backend` stored: the one the
-// Roofline draws that run against.
-struct StoredPassport {
-  int64_t run_id = 0;
-  std::string at;
-  Passport passport;
-};
-std::optional<StoredPassport> latest_stored_passport(Store& s, const std::string& backend) {
-  RunFilter f;
-  f.backend = backend;
-  f.include_imported = false;
-  std::vector<RunRecord> runs = s.runs(f);
-  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.id > b.id; });
-  for (const RunRecord& r : runs) {
-    if (!r.passport_id) continue;
-    const auto rec = s.passport(r.passport_id);
-    const auto j = nlohmann::json::parse(rec ? rec->json : "", nullptr, false);
-    if (!j.is_object()) continue;
-    try {
-      Passport p = j.get<Passport>();
-      if (p.measured.read_gbs > 0) return StoredPassport{r.id, r.started_at, std::move(p)};
-    } catch (const std::exception&) {
-    }
-  }
-  return std::nullopt;
-}
 }  // namespace
 
 PassportPanel::PassportPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
@@ -74,18 +42,15 @@ PassportPanel::PassportPanel(Workbench& wb, QWidget* parent) : Panel(wb, parent)
   backends_ = new QListWidget(this);
   backends_->setMaximumWidth(260);
   backends_->setWordWrap(true);
-  for (const auto& f : backend_factories()) {
-    std::string why;
-    const QString name = QString::fromStdString(f.name);
-    auto* item = new QListWidgetItem(name, backends_);
-    item->setData(kNameRole, name);
-    if (!f.available(&why)) {
+  for (const Workbench::BackendAvailability& b : wb_.registered_backends()) {
+    auto* item = new QListWidgetItem(b.name, backends_);
+    item->setData(kNameRole, b.name);
+    if (!b.why_not.isEmpty()) {
       // Still selectable, so that its reason shows beside the facts; greyed, with the reason.
-      if (why.empty()) why = "its availability check gave no reason";
-      item->setData(kWhyRole, QString::fromStdString(why));
-      item->setText(tr("%1 — cannot run here").arg(name));
+      item->setData(kWhyRole, b.why_not);
+      item->setText(tr("%1 — cannot run here").arg(b.name));
       item->setForeground(palette().color(QPalette::Disabled, QPalette::Text));
-      item->setToolTip(QString::fromStdString(why));
+      item->setToolTip(b.why_not);
     }
   }
   table_ = make_table(model_, this);
@@ -177,22 +142,15 @@ void PassportPanel::show_backend(const QString& name) {
 void PassportPanel::measure_again() {
   const QString name = current_backend();
   if (name.isEmpty()) return;
-  auto result = std::make_shared<Passport>();
-  auto nvml = std::make_shared<std::string>();
-  auto* job = new Job(tr("Measuring %1").arg(name), [name, result, nvml](const ProgressFn& progress, Job&) {
-    progress(0.0, "creating the backend");
-    auto backend = create_backend(name.toStdString());
-    progress(0.2, "measuring bandwidth");
-    *result = backend->passport();
-    // A CUDA device's name, power limit, clocks and throttle reasons, as `p64 passport` prints them.
-    if (const auto gpu = read_gpu_facts(result->device)) *nvml = gpu_facts_line(*gpu);
-    progress(1.0, "done");
+  auto result = std::make_shared<MeasuredPassport>();
+  auto* job = new Job(tr("Measuring %1").arg(name), [name, result](const ProgressFn& progress, Job&) {
+    *result = measure_passport(name, progress);
   });
   measure_->setEnabled(false);
-  connect(job, &Job::succeeded, this, [this, name, result, nvml] {
-    measured().insert(name, *result);
-    measured_nvml().insert(name, QString::fromStdString(*nvml));
-    if (name == wb_.resolved_backend()) wb_.set_device(QString::fromStdString(result->device.name));
+  connect(job, &Job::succeeded, this, [this, name, result] {
+    measured().insert(name, result->passport);
+    measured_nvml().insert(name, result->nvml_line);
+    if (name == wb_.resolved_backend()) wb_.set_device(QString::fromStdString(result->passport.device.name));
     show_backend(name);
   });
   connect(job, &Job::failed, this, [this, name](const QString& m) {

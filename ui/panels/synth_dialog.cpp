@@ -10,7 +10,7 @@
 #include <QSpinBox>
 #include <QStandardPaths>
 
-#include "engine/format/synth.h"
+#include "ui/core/model_io.h"
 
 namespace p64::ui {
 
@@ -22,10 +22,9 @@ QString SynthDialog::default_output_path(const QString& preset, const QString& q
 SynthDialog::SynthDialog(QWidget* parent) : QDialog(parent) {
   setWindowTitle(tr("New synthetic model"));
   preset_ = new QComboBox(this);
-  for (const auto& n : synth_preset_names()) preset_->addItem(QString::fromStdString(n));
+  preset_->addItems(synth_presets());
   quant_ = new QComboBox(this);
-  for (auto q : {SynthQuant::Q8_0, SynthQuant::Q4_K_M, SynthQuant::F16})
-    quant_->addItem(QString::fromUtf8(synth_quant_name(q).data(), static_cast<qsizetype>(synth_quant_name(q).size())));
+  quant_->addItems(synth_quants());
   seed_ = new QSpinBox(this);
   seed_->setRange(1, 1 << 30);
   seed_->setValue(1);
