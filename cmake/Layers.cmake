@@ -24,7 +24,7 @@ set(P64_LAYERS
   "ui/core: engine/common engine/quant engine/model engine/format engine/runtime engine/lab"
   "ui/models: engine/common engine/quant engine/model engine/format engine/runtime engine/lab ui/core"
   "ui/charts: engine/common engine/quant engine/model engine/format engine/runtime engine/lab ui/core ui/models"
-  "ui/panels: engine/common engine/quant engine/model engine/format engine/runtime engine/lab ui/core ui/models ui/charts"
+  "ui/panels: engine/common engine/model engine/runtime engine/lab ui/core ui/models ui/charts"
   "ui/shell: engine/common engine/quant engine/model engine/format engine/runtime engine/lab ui/core ui/models ui/charts ui/panels"
   "app/gui: engine/common engine/quant engine/model engine/format engine/runtime engine/lab ui/core ui/panels ui/shell app/common")
 set(P64_LAYER_ROOTS engine backends app ui)

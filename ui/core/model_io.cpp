@@ -66,6 +66,13 @@ void write_synthetic_gguf(const std::string& preset, const std::string& quant, u
   write_synth(plan_synth(synth_preset(preset), synth_quant_from_name(quant)), gguf_path, options);
 }
 
+void convert_model(const std::string& source, const std::string& output, const ConvertOptions& options,
+                   const ProgressFn& progress) {
+  convert_to_p64(source, output, options, progress);
+}
+
+P64VerifyReport verify_model(const std::string& path, const ProgressFn& progress) { return verify_p64(path, progress); }
+
 QString default_p64_path(const QString& source) {
   const QFileInfo fi(source);
   if (fi.isDir()) return fi.absoluteFilePath() + ".p64";

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "engine/common/progress.h"
+#include "engine/format/convert.h"
+#include "engine/format/p64_reader.h"
 
 namespace p64 {
 class Model;
@@ -39,6 +41,11 @@ QStringList synth_quants();
 // Writes a synthetic GGUF of `preset` with `quant` to `gguf_path`.
 void write_synthetic_gguf(const std::string& preset, const std::string& quant, uint64_t seed,
                           const std::string& gguf_path, const ProgressFn& progress);
+// `source` (GGUF, llama2.c checkpoint, HF folder, P64) converted to the P64 `output`.
+void convert_model(const std::string& source, const std::string& output, const ConvertOptions& options,
+                   const ProgressFn& progress);
+// Every CRC, size and offset of a P64 checked (and its manifold recomputed where it has one).
+P64VerifyReport verify_model(const std::string& path, const ProgressFn& progress);
 // The .p64 path a conversion of `source` writes by default (beside it).
 QString default_p64_path(const QString& source);
 

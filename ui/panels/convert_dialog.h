@@ -1,7 +1,7 @@
 #pragma once
 #include <QDialog>
 
-#include "engine/format/convert.h"
+#include "ui/core/model_io.h"
 
 class QComboBox;
 class QLineEdit;

@@ -16,8 +16,6 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "engine/format/p64_reader.h"
-#include "engine/format/source_model.h"
 #include "ui/core/model_io.h"
 #include "ui/core/workbench.h"
 #include "ui/charts/manifold_grid.h"
@@ -210,7 +208,7 @@ void ModelsPanel::verify() {
   auto report = std::make_shared<P64VerifyReport>();
   const std::string p = verify_path_.toStdString();
   auto* job = new Job(tr("Verifying %1").arg(QFileInfo(verify_path_).fileName()),
-                      [p, report](const ProgressFn& progress, Job&) { *report = verify_p64(p, progress); });
+                      [p, report](const ProgressFn& progress, Job&) { *report = verify_model(p, progress); });
   set_busy(true);
   connect(job, &Job::succeeded, this, [this, report] {
     QString summary = tr("%1 tensors, %2 checked").arg(report->tensors_checked).arg(format_bytes(double(report->bytes_checked)));
@@ -239,7 +237,7 @@ void ModelsPanel::convert(const QString& source) {
 void ModelsPanel::convert_to(const QString& source, const QString& output, const ConvertOptions& options) {
   const std::string in = source.toStdString(), out = output.toStdString();
   auto* job = new Job(tr("Converting %1").arg(QFileInfo(source).fileName()),
-                      [in, out, options](const ProgressFn& progress, Job&) { convert_to_p64(in, out, options, progress); });
+                      [in, out, options](const ProgressFn& progress, Job&) { convert_model(in, out, options, progress); });
   set_busy(true);
   connect(job, &Job::succeeded, this, [this, output] { open(output); });
   connect(job, &Job::failed, this, [this, source](const QString& m) {
