@@ -11,8 +11,18 @@
 
 #include "engine/common/error.h"
 #include "engine/lab/report.h"
+#include "ui/core/store_job.h"
 
 namespace p64::ui {
+
+Job* load_report(Workbench& wb, QObject* context, const QString& model_filter,
+                 std::function<void(nlohmann::json)> apply, std::function<void(const QString&)> on_error) {
+  ReportOptions options;
+  options.model = model_filter.trimmed().toStdString();
+  return query_store<nlohmann::json>(
+      wb, context, QObject::tr("Building the scoreboard"), [options](Store& s) { return build_report(s, options); },
+      std::move(apply), std::move(on_error));
+}
 
 ReportFormat report_format_for(const QString& path) {
   const QString s = QFileInfo(path).suffix().toLower();

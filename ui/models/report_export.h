@@ -3,9 +3,22 @@
 // .md, .html/.htm, .csv, .json, and .pdf (the HTML laid out by QTextDocument on a QPdfWriter).
 #include <QString>
 
+#include <functional>
+
 #include <nlohmann/json_fwd.hpp>
 
+class QObject;
+
 namespace p64::ui {
+
+class Job;
+class Workbench;
+
+// Builds the lab report from the workbench's store off the GUI thread: the runs of models whose
+// name contains `model_filter` (every model when it is empty). `apply` gets it on the GUI thread,
+// `on_error` the store's refusal.
+Job* load_report(Workbench& wb, QObject* context, const QString& model_filter,
+                 std::function<void(nlohmann::json)> apply, std::function<void(const QString&)> on_error);
 
 enum class ReportFormat { Markdown, Html, Csv, Json, Pdf };
 

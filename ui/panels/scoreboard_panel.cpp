@@ -18,7 +18,6 @@
 #include <QValueAxis>
 #include <QVBoxLayout>
 
-#include "engine/lab/report.h"
 #include "ui/core/theme.h"
 #include "ui/core/workbench.h"
 #include "ui/charts/chart_export.h"
@@ -150,11 +149,8 @@ ScoreboardPanel::ScoreboardPanel(Workbench& wb, QWidget* parent) : Panel(wb, par
 }
 
 void ScoreboardPanel::reload() {
-  ReportOptions options;
-  options.model = filter_->text().trimmed().toStdString();
-  query_store<nlohmann::json>(
-      wb_, this, tr("Building the scoreboard"), [options](Store& s) { return build_report(s, options); },
-      [this](nlohmann::json rep) { show_report(std::move(rep)); },
+  load_report(
+      wb_, this, filter_->text(), [this](nlohmann::json rep) { show_report(std::move(rep)); },
       [this](const QString& m) { summary_->setText(tr("The store could not be read: %1").arg(m)); });
 }
 
