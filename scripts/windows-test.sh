@@ -28,11 +28,8 @@ WINE=$(command -v wine || echo /usr/lib/wine/wine64)
 "$WINE" wineboot --init >/dev/null 2>&1
 "$(dirname "$WINE")/wineserver" -w
 
-# Release (-O3) on purpose: built at -O1 (a third less compile time), Session.TinyRandomLlama...
-# crashed under wine in a CPU worker's thread exit (winpthreads' key destructors, after the
-# thread_local scratch vectors' destructors); see docs/windows.md.
+# Release (-O3): -O1 compiles a third faster, but see docs/windows.md (a worker's thread-exit crash under wine).
 cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -UCMAKE_C_FLAGS_RELEASE -UCMAKE_CXX_FLAGS_RELEASE \
       -DCMAKE_TOOLCHAIN_FILE="$PWD/cmake/mingw-w64-x86_64.cmake" -DP64_MINGW_PREFIX="$BUILD/deps/prefix" \
       -DP64_GUI=OFF -DP64_CUDA=OFF -DP64_VULKAN=ON -DCMAKE_SKIP_INSTALL_ALL_DEPENDENCY=ON
 # Only what the tests and the installer need (cpack installs p64.exe without building all).

@@ -21,15 +21,10 @@
 namespace p64::ui {
 
 namespace {
-// Passports measured in this session, per backend (measuring takes seconds; keep them).
-QMap<QString, Passport>& measured() {
-  static QMap<QString, Passport> m;
-  return m;
-}
-
-// What NVML said of a measured CUDA device when it was measured ("" for other backends).
-QMap<QString, QString>& measured_nvml() {
-  static QMap<QString, QString> m;
+// Passports measured in this session, per backend (measuring takes seconds; keep them), with
+// what NVML said of a CUDA device when it was measured.
+QMap<QString, MeasuredPassport>& measured() {
+  static QMap<QString, MeasuredPassport> m;
   return m;
 }
 
@@ -109,9 +104,10 @@ void PassportPanel::show_backend(const QString& name) {
     show_host_only();
     note_->setText(tr("The <b>%1</b> backend cannot run here: %2").arg(name, why.toHtmlEscaped()));
   } else if (measured().contains(name)) {
-    model_->set_passport(measured().value(name));
+    const MeasuredPassport m = measured().value(name);
+    model_->set_passport(m.passport);
     QString text = tr("Passport of the <b>%1</b> backend, measured in this session.").arg(name);
-    if (const QString nvml = measured_nvml().value(name); !nvml.isEmpty())
+    if (const QString& nvml = m.nvml_line; !nvml.isEmpty())
       text += "<br>" + tr("NVML: %1").arg(nvml.toHtmlEscaped());
     note_->setText(text);
   } else {
@@ -148,8 +144,7 @@ void PassportPanel::measure_again() {
   });
   measure_->setEnabled(false);
   connect(job, &Job::succeeded, this, [this, name, result] {
-    measured().insert(name, result->passport);
-    measured_nvml().insert(name, result->nvml_line);
+    measured().insert(name, *result);
     if (name == wb_.resolved_backend()) wb_.set_device(QString::fromStdString(result->passport.device.name));
     show_backend(name);
   });
