@@ -76,9 +76,8 @@ namespace {
 // sets gather each row back to its AoS blocks and run that type's kernel on it.
 void matmul_gathered_rows(Isa isa, const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1, float* out,
                           int64_t ldo, bool int8, bool accumulate) {
-  thread_local std::vector<uint8_t> row;
   const DType aos = dtype_aos_of(w.dtype);
-  row.resize(dtype_row_bytes(aos, static_cast<uint64_t>(w.n)));
+  std::vector<uint8_t> row(dtype_row_bytes(aos, static_cast<uint64_t>(w.n)));
   for (int64_t r = r0; r < r1; ++r) {
     interleaved_gather_row(w.dtype, w.data, r, w.n, row.data());
     matmul(isa, WeightMatrix{aos, row.data(), w.n, 1}, x, 0, 1, out + r, ldo, int8, accumulate);

@@ -253,7 +253,7 @@ void groups(const uint8_t* data, size_t group_bytes, int64_t g, const ActBatch& 
 template <class Form>
 void run_form(const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1, float* out, int64_t ldo,
               bool accumulate) {
-  thread_local std::vector<int32_t> offsets;
+  std::vector<int32_t> offsets;
   if (Form::kZero) block_offsets(x, Form::kZero, offsets);
   const size_t group_bytes = static_cast<size_t>(x.n / 32 / Form::kBlocks) * Form::kUnitBytes;
   const int64_t g0 = r0 / kGroupRows, g1 = (r1 + kGroupRows - 1) / kGroupRows;

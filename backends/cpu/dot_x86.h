@@ -314,8 +314,7 @@ inline size_t contiguous_row_bytes(const WeightMatrix& w) {
 void matmul(const WeightMatrix& w, const ActBatch& x, int64_t r0, int64_t r1, float* out, int64_t ldo, bool int8,
             bool accumulate) {
   const bool native_float = w.dtype == DType::F32 || w.dtype == DType::F16 || w.dtype == DType::BF16;
-  thread_local std::vector<float> dequant;
-  if (!int8 && !native_float) dequant.resize(static_cast<size_t>(w.n));
+  std::vector<float> dequant(!int8 && !native_float ? static_cast<size_t>(w.n) : 0);
   const size_t row_bytes = kPrefetchAhead > 0 ? contiguous_row_bytes(w) : 0;
   const uint8_t* const end = w.data + row_bytes * static_cast<size_t>(w.rows);
   for (int64_t r = r0; r < r1; ++r) {

@@ -23,13 +23,12 @@ DTypeInfo checked_info(DType type, int64_t n, const char* what) {
   return *info;
 }
 
-// A packed row gathered into its AoS blocks (a per-thread buffer, reused: the CPU backend's
-// embedding lookup comes here once per token), then dequantized.
+// A packed row gathered into its AoS blocks, then dequantized. The buffer is the call's own: a
+// thread_local one crashed MinGW builds at worker-thread exit (docs/windows.md).
 template <class Gather>
 void dequantize_gathered(DType packed, int64_t n, float* dst, Gather gather) {
   const DTypeInfo info = *dtype_info(packed);
-  thread_local std::vector<uint8_t> blocks;
-  blocks.resize(static_cast<size_t>(n / info.block_elems) * info.block_bytes);
+  std::vector<uint8_t> blocks(static_cast<size_t>(n / info.block_elems) * info.block_bytes);
   gather(blocks.data());
   dequantize_row(dtype_aos_of(packed), blocks.data(), dst, n);
 }
