@@ -12,7 +12,7 @@ namespace {
 
 int64_t pad64(int64_t v) { return (v + 63) / 64 * 64; }
 
-void check_matrix(const PrefillMatrix& m, const char* what) {
+void check_matrix(const DevMatrix& m, const char* what) {
   if (!prefill_gemm_supports(m.dtype))
     throw Error(std::string("CUDA batched prefill: ") + what + " has dtype " + std::to_string(m.dtype) +
                 ", which the prefill GEMM does not read (use prefill=stepwise)");
@@ -24,10 +24,10 @@ BatchedPrefill::BatchedPrefill(PrefillModel model, const PrefillOptions& opt, in
     : m_(std::move(model)), opt_(opt) {
   const HParams& hp = m_.hp;
   if (opt_.chunk < 1) throw Error("CUDA batched prefill: chunk of " + std::to_string(opt_.chunk) + " tokens");
-  check_matrix(m_.embd, "token_embd");
-  check_matrix(m_.output, "output");
-  for (const PrefillLayer& L : m_.layers)
-    for (const PrefillMatrix* p : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) check_matrix(*p, "a layer matrix");
+  check_matrix(m_.weights.embd, "token_embd");
+  check_matrix(m_.weights.output, "output");
+  for (const DevLayer& L : m_.weights.layers)
+    for (const DevMatrix* p : {&L.wq, &L.wk, &L.wv, &L.wo, &L.gate, &L.up, &L.down}) check_matrix(*p, "a layer matrix");
   P64_CUDA_CHECK(cudaDeviceGetAttribute(&sms_, cudaDevAttrMultiProcessorCount, device));
   try {
     const size_t C = size_t(opt_.chunk);
@@ -35,7 +35,7 @@ BatchedPrefill::BatchedPrefill(PrefillModel model, const PrefillOptions& opt, in
     ld_q_ = pad64(hp.q_dim());
     ld_f_ = pad64(hp.n_ff);
     qkv_w_ = int64_t(hp.q_dim()) + 2 * int64_t(hp.kv_dim());
-    tokens_ = static_cast<int32_t*>(alloc(size_t(m_.max_ctx) * sizeof(int32_t), "prefill tokens"));
+    tokens_ = static_cast<int32_t*>(alloc(size_t(m_.kv.max_ctx) * sizeof(int32_t), "prefill tokens"));
     x_ = static_cast<float*>(alloc(C * hp.n_embd * sizeof(float), "prefill residual"));
     xh_ = alloc(C * ld_e_ * 2, "prefill normed activations");
     qkv_ = static_cast<float*>(alloc(C * qkv_w_ * sizeof(float), "prefill qkv"));
@@ -43,7 +43,7 @@ BatchedPrefill::BatchedPrefill(PrefillModel model, const PrefillOptions& opt, in
     gate_up_ = static_cast<float*>(alloc(C * 2 * hp.n_ff * sizeof(float), "prefill gate/up"));
     hidden_ = alloc(C * ld_f_ * 2, "prefill ffn hidden");
     bool post_norms = false;
-    for (const PrefillLayer& L : m_.layers) post_norms = post_norms || L.post_attn_norm || L.post_ffn_norm;
+    for (const DevLayer& L : m_.weights.layers) post_norms = post_norms || L.post_attn_norm || L.post_ffn_norm;
     if (post_norms) post_ = static_cast<float*>(alloc(C * hp.n_embd * sizeof(float), "prefill post-norm input"));
     if (opt_.split_k) {
       // Split-K partial sums: room for 8 splits of the widest matrix group that splits in
@@ -72,7 +72,7 @@ void* BatchedPrefill::alloc(size_t bytes, const char* what) {
   return p;
 }
 
-void BatchedPrefill::gemm(const PrefillMatrix* const* mats, float* const* outs, int count, const void* x, int64_t ldx,
+void BatchedPrefill::gemm(const DevMatrix* const* mats, float* const* outs, int count, const void* x, int64_t ldx,
                           int T, int64_t ldy, bool add, cudaStream_t stream) {
   int i = 0;
   while (i < count) {
@@ -88,7 +88,7 @@ void BatchedPrefill::gemm(const PrefillMatrix* const* mats, float* const* outs, 
     g.ws_floats = ws_floats_;
     g.nseg = 0;
     while (i < count && g.nseg < 3 && mats[i]->dtype == g.dtype && mats[i]->n == g.n) {
-      g.seg[g.nseg++] = PrefillGemmSeg{mats[i]->w, mats[i]->nb, mats[i]->rows, outs[i]};
+      g.seg[g.nseg++] = PrefillGemmSeg{mats[i]->d, mats[i]->nb, mats[i]->rows, outs[i]};
       ++i;
     }
     launch_prefill_gemm(g, sms_, stream);
@@ -96,9 +96,9 @@ void BatchedPrefill::gemm(const PrefillMatrix* const* mats, float* const* outs, 
 }
 
 void BatchedPrefill::enqueue(std::span<const int32_t> tokens, int pos, cudaStream_t stream, const PrefillOpHook& hook) {
-  if (tokens.empty() || pos < 0 || int64_t(pos) + int64_t(tokens.size()) > m_.max_ctx)
+  if (tokens.empty() || pos < 0 || int64_t(pos) + int64_t(tokens.size()) > m_.kv.max_ctx)
     throw Error("CUDA batched prefill: " + std::to_string(tokens.size()) + " tokens at position " +
-                std::to_string(pos) + " do not fit the KV cache of " + std::to_string(m_.max_ctx));
+                std::to_string(pos) + " do not fit the KV cache of " + std::to_string(m_.kv.max_ctx));
   // From pageable memory: the copy has read `tokens` when the call returns.
   P64_CUDA_CHECK(cudaMemcpyAsync(tokens_, tokens.data(), tokens.size() * sizeof(int32_t), cudaMemcpyHostToDevice, stream));
   const int n = int(tokens.size());
@@ -116,28 +116,28 @@ void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last,
     if (hook) hook(name, group, layer, f);
     else f();
   };
-  const PrefillArch& arch = m_.arch;
+  const ArchSteps& arch = m_.weights.arch;
   op("embed", OpGroup::Other, -1, [&] {
-    launch_prefill_embed(m_.embd.dtype, m_.embd.w, m_.embd.nb, E, tokens, T, x_, stream);
+    launch_prefill_embed(m_.weights.embd.dtype, m_.weights.embd.d, m_.weights.embd.nb, E, tokens, T, x_, stream);
     // embedding scaled by sqrt(n_embd) (gemma)
     if (arch.embd_scale > 0.f) launch_scale(x_, int64_t(T) * E, arch.embd_scale, stream);
   });
-  for (size_t li = 0; li < m_.layers.size(); ++li) {
-    const PrefillLayer& L = m_.layers[li];
+  for (size_t li = 0; li < m_.weights.layers.size(); ++li) {
+    const DevLayer& L = m_.weights.layers[li];
     const int l = int(li);
     op("rms_attn", OpGroup::Rms, l,
        [&] { launch_prefill_rmsnorm(x_, E, L.attn_norm, hp.rms_eps, E, T, xh_, ld_e_, stream); });
     op("qkv", OpGroup::Attn, l, [&] {
-      const PrefillMatrix* mats[3] = {&L.wq, &L.wk, &L.wv};
+      const DevMatrix* mats[3] = {&L.wq, &L.wk, &L.wv};
       float* outs[3] = {qkv_, qkv_ + Q, qkv_ + Q + KV};
       gemm(mats, outs, 3, xh_, ld_e_, T, qkv_w_, false, stream);
     });
-    uint8_t* kc = m_.k_cache + li * m_.kv_layer_bytes;
-    uint8_t* vc = m_.v_cache + li * m_.kv_layer_bytes;
+    uint8_t* kc = m_.kv.k_layer(uint32_t(li));
+    uint8_t* vc = m_.kv.v_layer(uint32_t(li));
     if (!arch.qkv_heads) {
       op("rope", OpGroup::Attn, l, [&] {
         launch_prefill_rope_kv(qkv_, qkv_w_, m_.inv_freq, int(hp.n_head), int(hp.n_head_kv), int(hp.head_dim),
-                               int(hp.rope_dim), kc, vc, m_.kv_f16, m_.max_ctx, pos, T, stream);
+                               int(hp.rope_dim), kc, vc, m_.kv.f16, m_.kv.max_ctx, pos, T, stream);
       });
     } else {
       // qkv bias, q/k norm, RoPE of the model's pairing and the KV write (arch_kernels.h)
@@ -149,7 +149,7 @@ void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last,
         h.q_norm = L.q_norm;
         h.k_norm = L.k_norm;
         h.eps = hp.rms_eps;
-        h.inv_freq = arch.inv_freq_local && hp.layer_is_local(uint32_t(li)) ? arch.inv_freq_local : m_.inv_freq;
+        h.inv_freq = m_.inv_freq_local && hp.layer_is_local(uint32_t(li)) ? m_.inv_freq_local : m_.inv_freq;
         h.n_head = int(hp.n_head);
         h.n_head_kv = int(hp.n_head_kv);
         h.head_dim = int(hp.head_dim);
@@ -158,8 +158,8 @@ void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last,
         h.rope_scale = arch.rope_scale;
         h.k_cache = kc;
         h.v_cache = vc;
-        h.kv_f16 = m_.kv_f16;
-        h.max_ctx = m_.max_ctx;
+        h.kv_f16 = m_.kv.f16;
+        h.max_ctx = m_.kv.max_ctx;
         h.pos0 = pos;
         h.T = T;
         launch_qkv_heads(h, stream);
@@ -171,11 +171,11 @@ void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last,
       a.ldq = qkv_w_;
       a.k_cache = kc;
       a.v_cache = vc;
-      a.kv_f16 = m_.kv_f16;
+      a.kv_f16 = m_.kv.f16;
       a.n_head = int(hp.n_head);
       a.n_head_kv = int(hp.n_head_kv);
       a.head_dim = int(hp.head_dim);
-      a.max_ctx = m_.max_ctx;
+      a.max_ctx = m_.kv.max_ctx;
       a.pos = pos;
       a.T = T;
       a.out = attn_;
@@ -185,7 +185,7 @@ void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last,
       else launch_prefill_attention(a, stream);
     });
     op("o", OpGroup::Attn, l, [&] {
-      const PrefillMatrix* mats[1] = {&L.wo};
+      const DevMatrix* mats[1] = {&L.wo};
       float* outs[1] = {L.post_attn_norm ? post_ : x_};
       gemm(mats, outs, 1, attn_, ld_q_, T, E, !L.post_attn_norm, stream);
     });
@@ -196,7 +196,7 @@ void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last,
     op("rms_ffn", OpGroup::Rms, l,
        [&] { launch_prefill_rmsnorm(x_, E, L.ffn_norm, hp.rms_eps, E, T, xh_, ld_e_, stream); });
     op("gate_up", OpGroup::Ffn, l, [&] {
-      const PrefillMatrix* mats[2] = {&L.gate, &L.up};
+      const DevMatrix* mats[2] = {&L.gate, &L.up};
       float* outs[2] = {gate_up_, gate_up_ + F};
       gemm(mats, outs, 2, xh_, ld_e_, T, 2 * F, false, stream);
     });
@@ -207,7 +207,7 @@ void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last,
       op("geglu", OpGroup::Ffn, l,
          [&] { launch_prefill_geglu(gate_up_, gate_up_ + F, 2 * F, F, T, hidden_, ld_f_, stream); });
     op("down", OpGroup::Ffn, l, [&] {
-      const PrefillMatrix* mats[1] = {&L.down};
+      const DevMatrix* mats[1] = {&L.down};
       float* outs[1] = {L.post_ffn_norm ? post_ : x_};
       gemm(mats, outs, 1, hidden_, ld_f_, T, E, !L.post_ffn_norm, stream);
     });
@@ -219,10 +219,10 @@ void BatchedPrefill::run_chunk(const int32_t* tokens, int T, int pos, bool last,
   if (!last) return;
   // Only the last token's logits are kept: its residual row, normed, times the output matrix.
   op("rms_final", OpGroup::Rms, -1, [&] {
-    launch_prefill_rmsnorm(x_ + int64_t(T - 1) * E, E, m_.output_norm, hp.rms_eps, E, 1, xh_, ld_e_, stream);
+    launch_prefill_rmsnorm(x_ + int64_t(T - 1) * E, E, m_.weights.output_norm, hp.rms_eps, E, 1, xh_, ld_e_, stream);
   });
   op("logits", OpGroup::Logits, -1, [&] {
-    const PrefillMatrix* mats[1] = {&m_.output};
+    const DevMatrix* mats[1] = {&m_.weights.output};
     float* outs[1] = {m_.logits};
     gemm(mats, outs, 1, xh_, ld_e_, 1, int64_t(hp.n_vocab), false, stream);
   });

@@ -12,53 +12,20 @@
 #include <vector>
 
 #include "backends/cuda/arch_kernels.h"
+#include "backends/cuda/resident_model.h"
 #include "engine/model/hparams.h"
 #include "engine/runtime/timeline.h"
 
 namespace p64::cuda {
 
-struct PrefillMatrix {
-  const uint8_t* w = nullptr;
-  uint32_t dtype = 0;
-  int64_t n = 0, rows = 0, nb = 0;
-};
-struct PrefillLayer {
-  const float* attn_norm = nullptr;
-  const float* ffn_norm = nullptr;
-  PrefillMatrix wq, wk, wv, wo, gate, up, down;
-  // The tensors only some architectures have (arch_kernels.h); null where the model has none.
-  const float* qkv_bias = nullptr;  // bq | bk | bv
-  const float* q_norm = nullptr;
-  const float* k_norm = nullptr;
-  const float* post_attn_norm = nullptr;
-  const float* post_ffn_norm = nullptr;
-};
-// The steps beyond the Llama block, as the backend resolved them at load (cuda_backend.cpp's
-// ArchSteps); the defaults are the Llama block.
-struct PrefillArch {
-  float embd_scale = 0.f;  // > 0: the embedding times this (gemma)
-  bool qkv_heads = false;  // q/k/v finished by launch_qkv_heads instead of the rope kernel
-  bool halves = false;
-  float rope_scale = 1.f;
-  bool geglu = false;
-  const float* inv_freq_local = nullptr;  // the local layers' RoPE (gemma3); null: inv_freq
-  // Per layer: whether its attention takes the scored kernel, and with which scores.
-  std::vector<bool> scored;
-  std::vector<AttnScores> scores;
-};
+// What the prefill reads of the backend's resident model; the backend owns all of it.
 struct PrefillModel {
   HParams hp;
-  PrefillMatrix embd, output;
-  const float* output_norm = nullptr;
-  std::vector<PrefillLayer> layers;
-  uint8_t* k_cache = nullptr;  // [layer][kv_head][max_ctx][head_dim]
-  uint8_t* v_cache = nullptr;
-  size_t kv_layer_bytes = 0;
-  bool kv_f16 = true;
-  int max_ctx = 0;
+  ResidentWeights weights;
+  KvCache kv;
   const float* inv_freq = nullptr;
-  float* logits = nullptr;     // [n_vocab]
-  PrefillArch arch;
+  const float* inv_freq_local = nullptr;  // the local layers' RoPE (gemma3); null: inv_freq
+  float* logits = nullptr;                // [n_vocab]
 };
 
 // The backend's prefill switches.
@@ -89,7 +56,7 @@ class BatchedPrefill {
   void* alloc(size_t bytes, const char* what);
   void run_chunk(const int32_t* tokens, int T, int pos, bool last, cudaStream_t stream, const PrefillOpHook& hook);
   // Consecutive matrices of one dtype in one launch (q/k/v, gate/up).
-  void gemm(const PrefillMatrix* const* mats, float* const* outs, int count, const void* x, int64_t ldx, int T,
+  void gemm(const DevMatrix* const* mats, float* const* outs, int count, const void* x, int64_t ldx, int T,
             int64_t ldy, bool add, cudaStream_t stream);
 
   PrefillModel m_;
