@@ -102,51 +102,110 @@ void compare(const std::vector<float>& launched, const std::vector<float>& strea
   }
 }
 
+// The 3B-shaped chain a request asks for: each layer's q/k/v, o, gate_up and down as tiled Q4_K
+// of random blocks (the same bytes in every layer).
+struct Chain {
+  std::vector<ChainMatrix> mats;  // one layer's
+  std::vector<StreamMatrixShape> shapes;  // every layer's, in order
+  std::vector<const uint8_t*> tiled;
+  uint64_t layer_bytes = 0;
+  int layers = 0;
+  uint64_t bytes() const { return layer_bytes * uint64_t(layers); }
+  // Every layer's matrices end to end into `dst` (bytes() of it).
+  void upload_layers(const DeviceBuffer& dst) const {
+    uint64_t at = 0;
+    for (int l = 0; l < layers; ++l)
+      for (const ChainMatrix& m : mats) {
+        P64_CUDA_CHECK(cudaMemcpy(dst.get() + at, m.tiled.data(), m.tiled.size(), cudaMemcpyHostToDevice));
+        at += m.tiled.size();
+      }
+  }
+};
+
+Chain make_chain(const GemvChainRequest& req) {
+  if (req.iters < 1 || req.repeats < 1) throw Error("bench-stream: iters and repeats must be at least 1");
+  for (int r : req.rings)
+    if (r != 4 && r != 8) throw Error("bench-stream: ring must be 4 or 8 rounds (got " + std::to_string(r) + ")");
+  const HParams& h = req.shape;
+  Chain c;
+  c.layers = req.layers ? req.layers : int(h.n_layer);
+  if (c.layers < 1 || c.layers > 1024)
+    throw Error("bench-stream: layers must be 1 to 1024 (got " + std::to_string(c.layers) + ")");
+  const int64_t E = h.n_embd, Q = h.q_dim(), KV = h.kv_dim(), F = h.n_ff;
+  // gate and up as one matrix of 2F rows: the same bytes the SwiGLU GEMV reads
+  c.mats = {{{Q + 2 * KV, E}, {}}, {{E, Q}, {}}, {{2 * F, E}, {}}, {{E, F}, {}}};
+  for (size_t m = 0; m < c.mats.size(); ++m) {
+    const StreamMatrixShape& s = c.mats[m].shape;
+    if (!tiled_dtype_for(DType::Q4_K, s.n))
+      throw Error("bench-stream: width " + std::to_string(s.n) + " has no tiled Q4_K form");
+    const std::vector<uint8_t> blocks = random_blocks(DType::Q4_K, s.rows, s.n, 42 + m);
+    c.mats[m].tiled.resize(blocks.size());
+    pack_tiled(DType::Q4_K, blocks.data(), c.mats[m].tiled.data(), s.rows, s.n);
+    c.layer_bytes += c.mats[m].tiled.size();
+  }
+  for (int l = 0; l < c.layers; ++l)
+    for (const ChainMatrix& m : c.mats) {
+      c.shapes.push_back(m.shape);
+      c.tiled.push_back(m.tiled.data());
+    }
+  return c;
+}
+
+// The chain as the decode step launches it (one GEMV per matrix, pdl, in a graph) on `weights`
+// (every layer its own copy), into `out`; `ops` gets the streamed kernel's op per matrix, writing
+// into `streamed_out`.
+cudaGraphExec_t capture_launched_chain(const Chain& c, const DeviceBuffer& weights, const Activations* const act_of[4],
+                                       float* out, float* streamed_out, cudaStream_t stream,
+                                       std::vector<StreamChainOp>& ops) {
+  cudaGraph_t graph;
+  cudaGraphExec_t exec;
+  set_dependent_launch(true);  // as the decode step launches its kernels
+  P64_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  uint64_t at = 0;
+  int64_t row_at = 0;
+  for (size_t i = 0; i < c.shapes.size(); ++i) {
+    const StreamMatrixShape& s = c.shapes[i];
+    const ActBuffers act = act_of[i % 4]->buffers();
+    GemvLaunch g;
+    g.dtype = kTiledQ4_K;
+    g.n = s.n;
+    g.xf = act.xf;
+    g.xq = act.xq;
+    g.xd = act.xd;
+    g.xs = act.xs;
+    g.mode = GemvMode::Store;
+    g.act_bits = 16;
+    g.rows_per_warp = 2;
+    g.cap_registers = true;
+    g.units_in_flight = 1;
+    g.seg[0] = GemvSegment{weights.get() + at, out + row_at, s.rows, s.rows * s.n / 256};
+    launch_gemv(g, stream);
+    ops.push_back(StreamChainOp{act.xq, act.xd, act.xs, streamed_out + row_at, s.rows, s.n, 0});
+    at += c.mats[i % 4].tiled.size();
+    row_at += s.rows;
+  }
+  P64_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  P64_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  P64_CUDA_CHECK(cudaGraphDestroy(graph));  // the instance keeps what it needs
+  return exec;
+}
+
 }  // namespace
 
 GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
   std::string why;
   if (!cuda_device_available(&why)) throw Error("bench-stream: " + why);
-  if (req.iters < 1 || req.repeats < 1) throw Error("bench-stream: iters and repeats must be at least 1");
-  for (int r : req.rings)
-    if (r != 4 && r != 8) throw Error("bench-stream: ring must be 4 or 8 rounds (got " + std::to_string(r) + ")");
-  const HParams& h = req.shape;
-  const int layers = req.layers ? req.layers : int(h.n_layer);
-  if (layers < 1 || layers > 1024) throw Error("bench-stream: layers must be 1 to 1024 (got " + std::to_string(layers) + ")");
-  const int64_t E = h.n_embd, Q = h.q_dim(), KV = h.kv_dim(), F = h.n_ff;
-  // gate and up as one matrix of 2F rows: the same bytes the SwiGLU GEMV reads
-  std::vector<ChainMatrix> mats = {{{Q + 2 * KV, E}, {}}, {{E, Q}, {}}, {{2 * F, E}, {}}, {{E, F}, {}}};
-  for (size_t m = 0; m < mats.size(); ++m) {
-    const StreamMatrixShape& s = mats[m].shape;
-    if (!tiled_dtype_for(DType::Q4_K, s.n))
-      throw Error("bench-stream: width " + std::to_string(s.n) + " has no tiled Q4_K form");
-    const std::vector<uint8_t> blocks = random_blocks(DType::Q4_K, s.rows, s.n, 42 + m);
-    mats[m].tiled.resize(blocks.size());
-    pack_tiled(DType::Q4_K, blocks.data(), mats[m].tiled.data(), s.rows, s.n);
-  }
+  const Chain chain = make_chain(req);
+  const std::vector<StreamMatrixShape>& shapes = chain.shapes;
+  const std::vector<const uint8_t*>& tiled = chain.tiled;
+  const int64_t E = req.shape.n_embd, Q = req.shape.q_dim(), F = req.shape.n_ff;
   int sms = 0;
   P64_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  std::vector<StreamMatrixShape> shapes;
-  std::vector<const uint8_t*> tiled;
-  uint64_t layer_bytes = 0;
-  for (const ChainMatrix& m : mats) layer_bytes += m.tiled.size();
-  for (int l = 0; l < layers; ++l)
-    for (const ChainMatrix& m : mats) {
-      shapes.push_back(m.shape);
-      tiled.push_back(m.tiled.data());
-    }
-  const uint64_t chain_bytes = layer_bytes * uint64_t(layers);
+  const uint64_t chain_bytes = chain.bytes();
 
   // the launched chain's weights: every layer its own copy, so every matrix comes from DRAM
   DeviceBuffer weights(chain_bytes);
-  {
-    uint64_t at = 0;
-    for (int l = 0; l < layers; ++l)
-      for (const ChainMatrix& m : mats) {
-        P64_CUDA_CHECK(cudaMemcpy(weights.get() + at, m.tiled.data(), m.tiled.size(), cudaMemcpyHostToDevice));
-        at += m.tiled.size();
-      }
-  }
+  chain.upload_layers(weights);
   const StreamedCopy per_warp(plan_stream(shapes, sms, kStreamWarps, false), tiled);
   const StreamedCopy per_warp32(plan_stream(shapes, sms, 32, false), tiled);
   const StreamedCopy balanced(plan_stream(shapes, sms, kStreamWarps, false, true), tiled);
@@ -162,42 +221,13 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
   cudaStream_t stream;
   P64_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   std::vector<StreamChainOp> ops;
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  set_dependent_launch(true);  // as the decode step launches its kernels
-  P64_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  {
-    uint64_t at = 0;
-    int64_t row_at = 0;
-    for (size_t i = 0; i < shapes.size(); ++i) {
-      const StreamMatrixShape& s = shapes[i];
-      const ActBuffers act = act_of[i % 4]->buffers();
-      GemvLaunch g;
-      g.dtype = kTiledQ4_K;
-      g.n = s.n;
-      g.xf = act.xf;
-      g.xq = act.xq;
-      g.xd = act.xd;
-      g.xs = act.xs;
-      g.mode = GemvMode::Store;
-      g.act_bits = 16;
-      g.rows_per_warp = 2;
-      g.cap_registers = true;
-      g.units_in_flight = 1;
-      g.seg[0] = GemvSegment{weights.get() + at, out_launched.get<float>() + row_at, s.rows, s.rows * s.n / 256};
-      launch_gemv(g, stream);
-      ops.push_back(StreamChainOp{act.xq, act.xd, act.xs, out_streamed.get<float>() + row_at, s.rows, s.n, 0});
-      at += mats[i % 4].tiled.size();
-      row_at += s.rows;
-    }
-  }
-  P64_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  P64_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  const cudaGraphExec_t exec =
+      capture_launched_chain(chain, weights, act_of, out_launched.get<float>(), out_streamed.get<float>(), stream, ops);
   DeviceBuffer ops_dev(ops.size() * sizeof(StreamChainOp)), barrier(64);
   P64_CUDA_CHECK(cudaMemset(barrier.get(), 0, 64));
 
   GemvChainResult res;
-  res.layers = layers;
+  res.layers = chain.layers;
   res.matrices = int(shapes.size());
   res.dtype = "Q4_K (tiled)";
   res.rows.push_back(time_chain("launches (graph, pdl)", chain_bytes, req, stream,
@@ -272,7 +302,6 @@ GemvChainResult run_gemv_chain_bench(const GemvChainRequest& req) {
   run_streamed(per_warp, "red barriers only", ring, true, false, false, false, true);
   res.rows.back().bytes = 0;
   cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
   return res;
 }
