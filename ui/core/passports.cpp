@@ -22,6 +22,18 @@ MeasuredPassport measure_passport(const QString& backend, const ProgressFn& prog
   return m;
 }
 
+std::optional<Passport> stored_passport(Store& store, int64_t passport_id) {
+  if (!passport_id) return std::nullopt;
+  const auto rec = store.passport(passport_id);
+  const auto j = nlohmann::json::parse(rec ? rec->json : "", nullptr, false);
+  if (!j.is_object()) return std::nullopt;
+  try {
+    return j.get<Passport>();
+  } catch (const std::exception&) {  // written by a build whose passport this one cannot read
+    return std::nullopt;
+  }
+}
+
 std::optional<StoredPassport> latest_stored_passport(Store& store, const std::string& backend) {
   RunFilter f;
   f.backend = backend;
@@ -29,16 +41,9 @@ std::optional<StoredPassport> latest_stored_passport(Store& store, const std::st
   std::vector<RunRecord> runs = store.runs(f);
   std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) { return a.id > b.id; });
   for (const RunRecord& r : runs) {
-    if (!r.passport_id) continue;
-    const auto rec = store.passport(r.passport_id);
-    const auto j = nlohmann::json::parse(rec ? rec->json : "", nullptr, false);
-    if (!j.is_object()) continue;
-    try {
-      Passport p = j.get<Passport>();
-      if (p.measured.read_gbs > 0) return StoredPassport{r.id, r.started_at, std::move(p)};
-    } catch (const std::exception&) {
-      // a passport this build cannot read: look further back
-    }
+    // a run without one, or one this build cannot read: look further back
+    if (auto p = stored_passport(store, r.passport_id); p && p->measured.read_gbs > 0)
+      return StoredPassport{r.id, r.started_at, std::move(*p)};
   }
   return std::nullopt;
 }

@@ -23,6 +23,10 @@ struct MeasuredPassport {
 // Creates `backend` and measures its passport (on a worker thread: it takes seconds).
 MeasuredPassport measure_passport(const QString& backend, const ProgressFn& progress);
 
+// The passport run `passport_id` points at (RunRecord::passport_id), as this build reads it;
+// empty for 0, a missing record or one this build cannot read.
+std::optional<Passport> stored_passport(Store& store, int64_t passport_id);
+
 struct StoredPassport {
   int64_t run_id = 0;
   std::string at;

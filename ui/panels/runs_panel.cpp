@@ -24,6 +24,7 @@
 #include "engine/common/error.h"
 #include "engine/lab/depth_sweep.h"
 #include "ui/core/lab_sessions.h"
+#include "ui/core/passports.h"
 #include "ui/core/workbench.h"
 #include "ui/core/store_job.h"
 #include "ui/charts/depth_chart.h"
@@ -56,7 +57,7 @@ void flatten(const nlohmann::json& j, const QString& prefix, QVector<KeyValueMod
 struct RunDetail {
   RunRecord run;
   std::vector<SampleRecord> samples;
-  std::optional<PassportRecord> passport;
+  std::optional<Passport> passport;  // none, or one this build cannot read
 };
 }  // namespace
 
@@ -239,7 +240,7 @@ void RunsPanel::show_run(const QModelIndex& proxy_index) {
         RunDetail d;
         d.run = run;
         d.samples = s.samples(run.id);
-        if (run.passport_id) d.passport = s.passport(run.passport_id);
+        d.passport = stored_passport(s, run.passport_id);
         return d;
       },
       [this](RunDetail d) {
@@ -258,17 +259,8 @@ void RunsPanel::show_run(const QModelIndex& proxy_index) {
         details_->set_rows(rows);
         const auto summary = nlohmann::json::parse(d.run.summary_json.empty() ? "{}" : d.run.summary_json, nullptr, false);
         gpu_->set_rows(gpu_energy_rows(summary.is_discarded() ? nlohmann::json::object() : summary));
-        if (d.passport) {
-          const auto j = nlohmann::json::parse(d.passport->json, nullptr, false);
-          Passport p;
-          try {
-            if (!j.is_discarded()) p = j.get<Passport>();
-          } catch (const std::exception&) {
-          }
-          passport_->set_passport(p);
-        } else {
-          passport_->clear();
-        }
+        if (d.passport) passport_->set_passport(*d.passport);
+        else passport_->clear();
         for (QTableView* t : detail_tabs_->findChildren<QTableView*>()) t->resizeColumnsToContents();
         Q_EMIT run_shown(d.run.id);
       });

@@ -16,10 +16,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include <nlohmann/json.hpp>
 
-#include "engine/lab/timeline_run.h"
-#include "engine/runtime/passport.h"
 #include "ui/core/workbench.h"
 #include "ui/charts/timeline_charts.h"
 #include "ui/charts/timeline_track_view.h"
@@ -27,24 +24,12 @@
 #include "ui/models/timeline_model.h"
 #include "ui/models/timeline_spread_model.h"
 #include "ui/models/op_roofline_model.h"
+#include "ui/models/stored_timeline.h"
 #include "ui/charts/op_roofline_chart.h"
 #include "ui/charts/compute_roofline_chart.h"
 #include "ui/panels/chart_export_actions.h"
 
 namespace p64::ui {
-
-namespace {
-struct TimelineRuns {
-  std::vector<RunRecord> runs;
-};
-struct TimelineOps {
-  qint64 run_id = 0;
-  std::vector<OpSpan> spans;
-  RunRecord run;
-  double read_gbs = 0;  // the run's passport read ceiling; 0 when it measured none
-  ComputeCeiling compute;
-};
-}  // namespace
 
 TimelinePanel::TimelinePanel(Workbench& wb, QWidget* parent) : Panel(wb, parent) {
   split_ = new TimelineSplitModel(this);
@@ -163,51 +148,22 @@ QList<QChartView*> TimelinePanel::chart_views() const {
 }
 
 void TimelinePanel::reload() {
-  query_store<TimelineRuns>(
-      wb_, this, tr("Reading timeline runs"),
-      [](Store& s) {
-        RunFilter f;
-        f.kind = RunKind::Timeline;
-        return TimelineRuns{s.runs(f)};
-      },
-      [this](TimelineRuns r) {
-        std::sort(r.runs.begin(), r.runs.end(), [](const auto& a, const auto& b) { return a.id > b.id; });
+  query_store<std::vector<RunRecord>>(
+      wb_, this, tr("Reading timeline runs"), stored_timeline_runs, [this](std::vector<RunRecord> runs) {
         run_box_->clear();
-        for (const RunRecord& run : r.runs)
+        for (const RunRecord& run : runs)
           run_box_->addItem(QString("#%1 %2 %3 %4").arg(run.id).arg(QString::fromStdString(run.backend),
                                                                   QString::fromStdString(run.started_at),
                                                                   QString::fromStdString(run.label)),
                             QVariant::fromValue<qlonglong>(run.id));
-        if (!r.runs.empty()) show_run(r.runs.front().id);  // newest first
+        if (!runs.empty()) show_run(runs.front().id);  // newest first
       });
 }
 
 void TimelinePanel::show_run(qint64 run_id) {
-  query_store<TimelineOps>(
-      wb_, this, tr("Reading timeline %1").arg(run_id),
-      [run_id](Store& s) {
-        TimelineOps o;
-        o.run_id = run_id;
-        const auto recs = s.timeline_ops(run_id);
-        o.spans = spans_from_records(recs);
-        if (auto r = s.run(run_id)) {
-          o.run = *r;
-          if (r->passport_id)
-            if (auto p = s.passport(r->passport_id)) {
-              const auto j = nlohmann::json::parse(p->json, nullptr, false);
-              try {
-                if (j.is_object()) {
-                  const Passport passport = j.get<Passport>();
-                  o.read_gbs = passport.measured.read_gbs;
-                  o.compute = stored_compute_ceiling(passport);
-                }
-              } catch (const std::exception&) {  // a passport this build cannot read: no ceiling
-              }
-            }
-        }
-        return o;
-      },
-      [this](TimelineOps o) {
+  query_store<StoredTimeline>(
+      wb_, this, tr("Reading timeline %1").arg(run_id), [run_id](Store& s) { return load_stored_timeline(s, run_id); },
+      [this](StoredTimeline o) {
         shown_run_ = o.run_id;
         tracks_->set_spans(o.spans);
         spread_->set_spans(o.spans);
