@@ -93,4 +93,13 @@ std::vector<ChatMessage> history_from_stored(const std::vector<ChatMessageRecord
   return h;
 }
 
+StoredConversation load_conversation(Store& store, int64_t session_id) {
+  StoredConversation c;
+  c.id = session_id;
+  c.history = history_from_stored(store.chat_messages(session_id), &c.system);
+  return c;
+}
+
+std::vector<ChatSessionRecord> stored_conversations(Store& store) { return store.chat_sessions(); }
+
 }  // namespace p64::ui

@@ -14,6 +14,7 @@
 
 namespace p64 {
 class Model;
+class Store;
 }
 
 namespace p64::ui {
@@ -71,5 +72,15 @@ ChatTurnResult run_chat_turn(ChatEngine& engine, const ChatTurnRequest& request,
 // A stored conversation as ChatSession history: the system prompt is returned apart and, where
 // a reply was regenerated (two assistant messages in a row), the later one is kept.
 std::vector<ChatMessage> history_from_stored(const std::vector<ChatMessageRecord>& messages, std::string* system);
+
+// A stored conversation, ready to continue.
+struct StoredConversation {
+  int64_t id = 0;
+  std::vector<ChatMessage> history;
+  std::string system;
+};
+StoredConversation load_conversation(Store& store, int64_t session_id);
+// The store's conversations, oldest first.
+std::vector<ChatSessionRecord> stored_conversations(Store& store);
 
 }  // namespace p64::ui

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "engine/lab/store.h"
+
 namespace p64::ui {
 namespace {
 
@@ -113,6 +115,13 @@ QString ExploreMatrixModel::summary() const {
       .arg(wins)
       .arg(regressions)
       .arg(inconclusive);
+}
+
+std::vector<ExploreMatrix> load_explore_matrices(const Store& store) {
+  std::vector<ExploreMatrix> matrices;
+  const std::vector<ExploreRecord> records = store.explores();
+  for (auto it = records.rbegin(); it != records.rend(); ++it) matrices.push_back(load_explore_matrix(store, it->name));
+  return matrices;
 }
 
 }  // namespace p64::ui

@@ -33,4 +33,7 @@ class ExploreMatrixModel : public QAbstractTableModel {
   ExploreMatrix m_;
 };
 
+// Every explore matrix in `store`, newest first.
+std::vector<ExploreMatrix> load_explore_matrices(const Store& store);
+
 }  // namespace p64::ui

@@ -22,7 +22,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "engine/lab/store.h"
 #include "ui/core/chat_engine.h"
 #include "ui/core/workbench.h"
 #include "ui/core/job.h"
@@ -35,12 +34,6 @@ struct TurnOutcome {
   std::shared_ptr<ChatEngine> engine;
   ChatTurnResult turn;
   bool done = false;  // the turn ran (a cancelled one included)
-};
-
-struct StoredConversation {
-  qint64 id = 0;
-  std::vector<ChatMessage> history;
-  std::string system;
 };
 
 QString stats_line(const GenerateResult& r) {
@@ -429,7 +422,7 @@ void ChatPanel::start_turn(const QString& user_text, bool regenerate) {
 
 void ChatPanel::reload_conversations() {
   query_store<std::vector<ChatSessionRecord>>(
-      wb_, this, tr("Reading conversations"), [](Store& s) { return s.chat_sessions(); },
+      wb_, this, tr("Reading conversations"), stored_conversations,
       [this](std::vector<ChatSessionRecord> sessions) {
         conversations_->clear();
         for (auto it = sessions.rbegin(); it != sessions.rend(); ++it) {
@@ -448,12 +441,7 @@ void ChatPanel::open_conversation(qint64 id) {
   if (replying()) return;
   query_store<StoredConversation>(
       wb_, this, tr("Reading conversation %1").arg(id),
-      [id](Store& s) {
-        StoredConversation c;
-        c.id = id;
-        c.history = history_from_stored(s.chat_messages(id), &c.system);
-        return c;
-      },
+      [id](Store& s) { return load_conversation(s, id); },
       [this](StoredConversation c) {
         if (replying()) return;
         turns_.clear();

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/model/chat_template.h"
+#include "ui/core/chat_engine.h"
 #include "ui/panels/panel.h"
 
 class QComboBox;

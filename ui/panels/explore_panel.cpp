@@ -7,7 +7,6 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "engine/lab/store.h"
 #include "ui/core/workbench.h"
 #include "ui/core/store_job.h"
 #include "ui/models/explore_matrix_model.h"
@@ -68,12 +67,7 @@ ExplorePanel::ExplorePanel(Workbench& wb, QWidget* parent)
 void ExplorePanel::reload() {
   query_store<ExploreList>(
       wb_, this, tr("Reading the explore matrices"),
-      [](Store& s) {
-        ExploreList list;
-        const std::vector<ExploreRecord> records = s.explores();
-        for (auto it = records.rbegin(); it != records.rend(); ++it) list.matrices.push_back(load_explore_matrix(s, it->name));
-        return list;
-      },
+      [](Store& s) { return ExploreList{load_explore_matrices(s)}; },
       [this](ExploreList list) {
         const QString keep = explores_->currentData().toString();
         *matrices_ = std::move(list);
