@@ -11,8 +11,6 @@
 namespace p64::cuda {
 namespace {
 
-size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
 // The GEMV epilogue that adds into the residual and leaves the next norm's input quantized
 // (fuse_norm): `next_norm`'s weights applied, and the partial sums of squares in `ssq`.
 GemvFusion residual_epilogue(const ActBuffers& out, const float* next_norm, float* ssq) {

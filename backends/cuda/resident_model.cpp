@@ -13,8 +13,6 @@
 namespace p64::cuda {
 namespace {
 
-size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
-
 bool supported_dtype(DType t) {
   switch (t) {
     case DType::F32: case DType::F16: case DType::BF16: case DType::Q5_0: case DType::Q8_0:

@@ -68,6 +68,8 @@ struct KvCache {
 
 // Device memory that lives as long as the loaded model (the backend frees it all at once).
 using DeviceAlloc = std::function<void*(size_t bytes, const std::string& what)>;
+// `v` rounded up to a multiple of `a`: tensors and scratch vectors start at 256-byte boundaries.
+inline size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
 // "" when the CUDA backend can run this model's architecture steps at max_ctx positions, else
 // why not, naming the file, the architecture and the missing piece (before any device work).
