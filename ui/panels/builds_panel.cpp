@@ -10,7 +10,6 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "engine/lab/store.h"
 #include "ui/core/workbench.h"
 #include "ui/charts/revision_chart.h"
 #include "ui/core/store_job.h"

@@ -10,7 +10,6 @@
 
 #include <limits>
 
-#include "engine/lab/store.h"
 #include "ui/core/workbench.h"
 #include "ui/core/store_job.h"
 #include "ui/models/run_diff_model.h"

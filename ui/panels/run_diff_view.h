@@ -3,7 +3,7 @@
 // headline figure (engine/lab/run_diff.h); an A/B run diffs its own two sides.
 #include <QWidget>
 
-#include "engine/lab/store_types.h"
+#include "ui/models/run_diff_model.h"  // RunRecord, through the diff it shows
 
 class QLabel;
 class QPushButton;
